@@ -1,0 +1,164 @@
+// Package custody is the domain of the custody inference-integrity gateway:
+// the names every other package shares. A Transaction is one request that
+// passed through the gateway (served or rejected); its Outcomes are the
+// results of the integrity checks; its Verdict is what the client was told.
+//
+// Every integrity outcome has exactly one name, its Code. The same word is
+// the "code" field of the OpenAI-shaped error body, the value in the
+// Custody-Checks header, the label of custody_check_failures_total, the
+// field in the ledger leaf and the heading in docs/checks.md.
+//
+// This package imports only the standard library.
+package custody
+
+import "time"
+
+// Verdict is what custody concluded about a transaction.
+type Verdict string
+
+const (
+	// Verified: served, and every check that could run passed.
+	Verified Verdict = "verified"
+	// Flagged: served, but a non-blocking check raised an alarm (or a
+	// check that was needed could not run).
+	Flagged Verdict = "flagged"
+	// Rejected: not served; the client received an error.
+	Rejected Verdict = "rejected"
+)
+
+// Check names, as they appear in the Custody-Checks header and the leaf.
+const (
+	CheckCapacity      = "capacity"
+	CheckPromptTokens  = "prompt_tokens"
+	CheckModel         = "model"
+	CheckRequestID     = "request_id"
+	CheckReplay        = "replay"
+	CheckStream        = "stream"
+	CheckShape         = "shape"
+	CheckContamination = "contamination"
+)
+
+// Status is the result of one check.
+type Status string
+
+const (
+	StatusOK      Status = "ok"      // the check ran and passed
+	StatusSkipped Status = "skipped" // the check did not apply or lacked its input
+	StatusFailed  Status = "failed"  // the check failed and the transaction was rejected
+	StatusFlagged Status = "flagged" // the check failed, policy said serve and flag
+)
+
+// Outcome is the result of one check on one transaction. Detail never holds
+// prompt or response text: numbers, ids and model names only.
+type Outcome struct {
+	Check  string `json:"check"`
+	Status Status `json:"status"`
+	Code   Code   `json:"code,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// HeaderValue is the outcome as written in Custody-Checks: "ok", "skipped",
+// or the failing code.
+func (o Outcome) HeaderValue() string {
+	switch o.Status {
+	case StatusFailed, StatusFlagged:
+		return string(o.Code)
+	default:
+		return string(o.Status)
+	}
+}
+
+// Transaction is everything custody knows about one request and its
+// response, except their bytes: those are represented by salted
+// commitments. It is what the ledger leaf encodes and the index stores.
+type Transaction struct {
+	ID       string    `json:"id"`
+	Tenant   string    `json:"tenant"`
+	Time     time.Time `json:"time"`
+	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings
+	Stream   bool      `json:"stream,omitempty"`
+	Canary   bool      `json:"canary,omitempty"` // synthetic traffic from a canary probe
+
+	RequestedModel string   `json:"requested_model"`
+	Provider       string   `json:"provider,omitempty"` // config name of the provider that served
+	Region         string   `json:"region,omitempty"`
+	UpstreamModel  string   `json:"upstream_model,omitempty"` // model name sent upstream
+	ResponseModel  string   `json:"response_model,omitempty"` // model field the upstream reported
+	Fingerprint    string   `json:"system_fingerprint,omitempty"`
+	ResponseID     string   `json:"response_id,omitempty"`
+	Route          int      `json:"route"`                    // index of the route that served, or -1
+	FallbackChain  []string `json:"fallback_chain,omitempty"` // providers tried, in order
+	PathChange     bool     `json:"path_change,omitempty"`    // first time this (provider, model, fingerprint) was seen
+
+	Policy   string `json:"policy,omitempty"`
+	UseCase  string `json:"use_case,omitempty"`
+	Decision string `json:"decision,omitempty"` // the policy's decision, e.g. "primary", "fallback_allowed"
+
+	Outcomes []Outcome `json:"checks"`
+	Verdict  Verdict   `json:"verdict"`
+	Code     Code      `json:"code,omitempty"` // the rejecting (or first flagged) code
+	Status   int       `json:"status"`         // HTTP status sent to the client
+
+	PromptTokensLocal    int `json:"prompt_tokens_local"`              // counted by custody; -1 if not counted
+	PromptTokensReported int `json:"prompt_tokens_reported"`           // upstream usage.prompt_tokens; -1 if absent
+	CompletionTokens     int `json:"completion_tokens"`                // upstream usage.completion_tokens; -1 if absent
+	RequestCommitment    []byte `json:"request_commitment,omitempty"`  // SHA-256(salt || request bytes)
+	ResponseCommitment   []byte `json:"response_commitment,omitempty"` // SHA-256(salt || response bytes)
+
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// FallbackHeader is the value of Custody-Fallback: "none", or the providers
+// tried joined by ">".
+func (t *Transaction) FallbackHeader() string {
+	if len(t.FallbackChain) <= 1 {
+		return "none"
+	}
+	s := t.FallbackChain[0]
+	for _, p := range t.FallbackChain[1:] {
+		s += ">" + p
+	}
+	return s
+}
+
+// Fail records a failed (blocking) outcome and marks the transaction
+// rejected with that code, unless an earlier failure already set it.
+func (t *Transaction) Fail(check string, code Code, detail string) {
+	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFailed, Code: code, Detail: detail})
+	if t.Verdict != Rejected {
+		t.Verdict, t.Code = Rejected, code
+	}
+}
+
+// Flag records a non-blocking failure; the transaction is served, flagged.
+func (t *Transaction) Flag(check string, code Code, detail string) {
+	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFlagged, Code: code, Detail: detail})
+	if t.Verdict == Verified || t.Verdict == "" {
+		t.Verdict, t.Code = Flagged, code
+	}
+}
+
+// Pass records a passing outcome.
+func (t *Transaction) Pass(check string, detail string) {
+	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusOK, Detail: detail})
+}
+
+// Skip records a check that could not run; detail says why.
+func (t *Transaction) Skip(check string, detail string) {
+	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusSkipped, Detail: detail})
+}
+
+// ChecksHeader is the value of Custody-Checks, e.g.
+// "prompt_tokens=ok;model=ok;replay=ok".
+func (t *Transaction) ChecksHeader() string {
+	var b []byte
+	for i, o := range t.Outcomes {
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(b, o.Check...)
+		b = append(b, '=')
+		b = append(b, o.HeaderValue()...)
+	}
+	return string(b)
+}
