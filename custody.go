@@ -99,9 +99,9 @@ type Transaction struct {
 	Code     Code      `json:"code,omitempty"` // the rejecting (or first flagged) code
 	Status   int       `json:"status"`         // HTTP status sent to the client
 
-	PromptTokensLocal    int `json:"prompt_tokens_local"`              // counted by custody; -1 if not counted
-	PromptTokensReported int `json:"prompt_tokens_reported"`           // upstream usage.prompt_tokens; -1 if absent
-	CompletionTokens     int `json:"completion_tokens"`                // upstream usage.completion_tokens; -1 if absent
+	PromptTokensLocal    int    `json:"prompt_tokens_local"`           // counted by custody; -1 if not counted
+	PromptTokensReported int    `json:"prompt_tokens_reported"`        // upstream usage.prompt_tokens; -1 if absent
+	CompletionTokens     int    `json:"completion_tokens"`             // upstream usage.completion_tokens; -1 if absent
 	RequestCommitment    []byte `json:"request_commitment,omitempty"`  // SHA-256(salt || request bytes)
 	ResponseCommitment   []byte `json:"response_commitment,omitempty"` // SHA-256(salt || response bytes)
 
