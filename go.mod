@@ -7,4 +7,5 @@ require (
 	github.com/google/uuid v1.3.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
 	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )

@@ -1,0 +1,186 @@
+// Package config turns custody's YAML file into a validated Config.
+//
+// Load interpolates ${VAR} (and ${VAR:-default}) in scalar values, refuses
+// unknown keys, fills defaults, and validates: every problem is reported at
+// once, each as "FILE: KEY: reason", so an operator fixes a file in one pass
+// and nothing starts half-configured. The field comments below are the
+// configuration reference; README.md repeats them for users.
+package config
+
+import "time"
+
+// Config is the whole gateway configuration.
+type Config struct {
+	// Listen is the address of the HTTP server. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// DataDir holds the log, the index, keys. Default ./custody-data.
+	DataDir string `yaml:"data_dir"`
+	// AdminKeys may call the admin endpoints and open the console. When
+	// empty, custody generates one into DataDir/admin.key on first start.
+	AdminKeys []string `yaml:"admin_keys"`
+	// AdminKeySHA256 are admin keys given as hex SHA-256 digests.
+	AdminKeySHA256 []string `yaml:"admin_key_sha256"`
+
+	Index     Index      `yaml:"index"`
+	Ledger    Ledger     `yaml:"ledger"`
+	Limits    Limits     `yaml:"limits"`
+	Tenants   []Tenant   `yaml:"tenants"`
+	Providers []Provider `yaml:"providers"`
+	Models    []Model    `yaml:"models"`
+	Policies  []Policy   `yaml:"policies"`
+	Canaries  Canaries   `yaml:"canaries"`
+	Checks    Checks     `yaml:"checks"`
+}
+
+// Index selects where the searchable index of transactions lives.
+type Index struct {
+	// Backend is sqlite (default, a file in DataDir) or postgres.
+	Backend string `yaml:"backend"`
+	// DSN is the PostgreSQL connection string (postgres only).
+	DSN string `yaml:"dsn"`
+}
+
+// Ledger configures the transparency log.
+type Ledger struct {
+	// Origin names the log in its checkpoints. Default "custody.local/log".
+	Origin string `yaml:"origin"`
+	// BatchMaxAge bounds how long a leaf waits for others to share its
+	// fsync (group commit). Default 2ms.
+	BatchMaxAge time.Duration `yaml:"batch_max_age"`
+	// BatchMaxSize bounds a group-commit batch. Default 1024.
+	BatchMaxSize int `yaml:"batch_max_size"`
+	// KeyFile is the signing key; generated in DataDir when empty.
+	KeyFile string `yaml:"key_file"`
+}
+
+// Limits protect the gateway from its clients and its upstreams.
+type Limits struct {
+	// MaxBodyBytes is the largest request body accepted (413 above).
+	// Default 32 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadHeaderTimeout bounds a client's request headers. Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds reading a whole request body. Default 60s.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes idle keep-alive connections. Default 120s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxConcurrentPerTenant bounds in-flight requests per tenant (429
+	// with Retry-After above it). Zero means 256.
+	MaxConcurrentPerTenant int `yaml:"max_concurrent_per_tenant"`
+}
+
+// Tenant is a client of the gateway.
+type Tenant struct {
+	ID string `yaml:"id"`
+	// APIKeys are the tenant's bearer keys in clear; prefer APIKeySHA256.
+	APIKeys []string `yaml:"api_keys"`
+	// APIKeySHA256 are hex SHA-256 digests of the tenant's keys.
+	APIKeySHA256 []string `yaml:"api_key_sha256"`
+	// AnonymousLoopback lets requests without a key from a loopback
+	// address act as this tenant (the no-config `local` tenant).
+	AnonymousLoopback bool `yaml:"anonymous_loopback"`
+	// Policy is the default policy's name. Default "default".
+	Policy string `yaml:"policy"`
+	// UseCases maps a Custody-Use-Case header value to a policy name.
+	UseCases map[string]string `yaml:"use_cases"`
+	// Models is the allow-list of client-facing model names; empty = all.
+	Models []string `yaml:"models"`
+}
+
+// Provider is an upstream serving stack.
+type Provider struct {
+	Name string `yaml:"name"`
+	// Kind is openai (any OpenAI-compatible server) or sim (the built-in
+	// simulator, run in-process on a loopback port).
+	Kind string `yaml:"kind"`
+	// BaseURL ends in /v1 for OpenAI-compatible servers. Unused for sim.
+	BaseURL string `yaml:"base_url"`
+	// APIKey is sent as a bearer token upstream. Never logged.
+	APIKey string `yaml:"api_key"`
+	Region string `yaml:"region"`
+	// RequestIDEcho names the response header in which the upstream must
+	// echo custody's X-Request-Id (vLLM: x-request-id).
+	RequestIDEcho string `yaml:"request_id_echo"`
+	// Timeout bounds one upstream call until its response headers, and
+	// each gap between stream chunks. Default 120s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Sim configures a sim provider.
+	Sim SimOptions `yaml:"sim"`
+}
+
+// SimOptions configures the built-in simulator of a sim provider.
+type SimOptions struct {
+	Models           []string `yaml:"models"`
+	Capacity         int      `yaml:"capacity"`
+	Faults           []string `yaml:"faults"`
+	AllowFaultHeader bool     `yaml:"allow_fault_header"`
+	OwnershipTags    bool     `yaml:"ownership_tags"`
+	Variant          int      `yaml:"variant"`
+}
+
+// Model is a client-facing model name and the routes that serve it.
+type Model struct {
+	Name string `yaml:"name"`
+	// ContextWindow is the advertised context, in tokens.
+	ContextWindow int `yaml:"context_window"`
+	// VerifiedCapacity is what the serving stack truly holds; preflight
+	// uses min(ContextWindow, VerifiedCapacity). Zero means ContextWindow.
+	VerifiedCapacity int `yaml:"verified_capacity"`
+	// Tokenizer is o200k_base (default), cl100k_base, file:PATH or bytes.
+	Tokenizer        string `yaml:"tokenizer"`
+	PromptTokenSlack Slack  `yaml:"prompt_token_slack"`
+	Routes           []Route `yaml:"routes"`
+}
+
+// Capacity is the number of prompt tokens custody lets through.
+func (m *Model) Capacity() int {
+	if m.VerifiedCapacity > 0 && m.VerifiedCapacity < m.ContextWindow {
+		return m.VerifiedCapacity
+	}
+	return m.ContextWindow
+}
+
+// Slack is how far above the local count usage.prompt_tokens may be:
+// PerMessage per chat message plus Fixed (templates, BOS, tool framing).
+type Slack struct {
+	PerMessage int `yaml:"per_message"`
+	Fixed      int `yaml:"fixed"`
+}
+
+// Route is one way to serve a model; later routes are fallbacks.
+type Route struct {
+	Provider string `yaml:"provider"`
+	// Model is the name sent upstream. Default: the client-facing name.
+	Model string `yaml:"model"`
+	// Accept lists the response models accepted. Default [Model].
+	Accept []string `yaml:"accept"`
+}
+
+// Policy governs routes, fallbacks and what a failed check does.
+type Policy struct {
+	Name string `yaml:"name"`
+	// Fallback is allow (default) or deny.
+	Fallback string `yaml:"fallback"`
+	// Regions allowed for providers; empty means any.
+	Regions []string `yaml:"regions"`
+	// RequirePinned: the response model must equal the route's model.
+	RequirePinned bool `yaml:"require_pinned"`
+	// OnContamination is reject (default) or flag.
+	OnContamination string `yaml:"on_contamination"`
+}
+
+// Canaries configures the probes of routes.
+type Canaries struct {
+	// Interval between runs; zero disables the scheduler in serve.
+	Interval time.Duration `yaml:"interval"`
+	Probes   []string      `yaml:"probes"`
+}
+
+// Checks tunes the integrity checks.
+type Checks struct {
+	// ReplayWindow is how long response ids and digests are remembered.
+	// Default 1h.
+	ReplayWindow time.Duration `yaml:"replay_window"`
+	// ReplayMaxEntries bounds the replay memory. Default 1,000,000.
+	ReplayMaxEntries int `yaml:"replay_max_entries"`
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+const good = `
+listen: 127.0.0.1:9090
+admin_keys: ["${ADMIN}"]
+tenants:
+  - id: acme
+    api_keys: ["sk-acme-1"]
+    use_cases: {code-generation: strict}
+providers:
+  - name: primary
+    kind: openai
+    base_url: http://127.0.0.1:9000/v1
+    api_key: ${PRIMARY_KEY:-none}
+    timeout: 5s
+  - name: backup
+    kind: sim
+models:
+  - name: glm
+    context_window: 1048576
+    verified_capacity: 681280
+    routes:
+      - provider: primary
+        model: glm-0827
+      - provider: backup
+policies:
+  - name: strict
+    fallback: deny
+    regions: [eu-west-1]
+    require_pinned: true
+`
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse("good.yaml", []byte(good), env(map[string]string{"ADMIN": "adm-1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminKeys[0] != "adm-1" {
+		t.Errorf("admin key not interpolated: %q", c.AdminKeys[0])
+	}
+	if c.Providers[0].APIKey != "none" {
+		t.Errorf("default not applied: %q", c.Providers[0].APIKey)
+	}
+	if c.Providers[0].Timeout != 5*time.Second || c.Providers[1].Timeout != 120*time.Second {
+		t.Errorf("timeouts: %v %v", c.Providers[0].Timeout, c.Providers[1].Timeout)
+	}
+	m := c.Models[0]
+	if m.Capacity() != 681280 {
+		t.Errorf("capacity = %d", m.Capacity())
+	}
+	if m.Routes[1].Model != "glm" || m.Routes[0].Accept[0] != "glm-0827" {
+		t.Errorf("route defaults: %+v", m.Routes)
+	}
+	if m.Tokenizer != "o200k_base" || m.PromptTokenSlack != (Slack{8, 64}) {
+		t.Errorf("model defaults: %+v", m)
+	}
+	if c.Tenants[0].Policy != "default" || len(c.Policies) != 2 {
+		t.Errorf("default policy not added: %+v", c.Policies)
+	}
+	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 2*time.Millisecond {
+		t.Errorf("limits/ledger defaults: %+v %+v", c.Limits, c.Ledger)
+	}
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.DataDir != "./custody-data" || c.Tenants[0].ID != "local" ||
+		!c.Tenants[0].AnonymousLoopback || c.Providers[0].Kind != KindSim {
+		t.Errorf("defaults differ from SPEC §1: %+v", c)
+	}
+}
+
+func TestParseReportsEveryProblemAtOnce(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		want []string // each must appear in the error, all at once
+	}{
+		{
+			name: "unknown keys at every depth",
+			yaml: "listn: x\ntenants:\n  - id: a\n    api_kyes: [k]\n    api_keys: [k]\nproviders:\n  - name: p\n    kind: sim\n    colour: red\nmodels:\n  - name: m\n    context_window: 10\n    routes: [{provider: p, modle: x}]\n",
+			want: []string{"f.yaml: listn: unknown key", "tenants[0].api_kyes: unknown key", "providers[0].colour: unknown key", "models[0].routes[0].modle: unknown key"},
+		},
+		{
+			name: "bad values",
+			yaml: "listen: nope\nindex: {backend: mongo}\ntenants:\n  - id: a\n    policy: nosuch\n    models: [ghost]\nproviders:\n  - name: p\n    kind: openai\n    base_url: ftp://x\n  - name: p\n    kind: weird\nmodels:\n  - name: m\n    context_window: 0\n    tokenizer: gpt2\n    routes: [{provider: q}]\npolicies:\n  - name: default\n    fallback: maybe\n    on_contamination: ignore\ncanaries: {probes: [echo, vibes]}\n",
+			want: []string{"listen: not a host:port", "index.backend", "tenants[0]: needs api_keys", "tenants[0].policy: unknown policy \"nosuch\"",
+				"tenants[0].models[0]: unknown model \"ghost\"", "providers[0].base_url", "providers[1].name: duplicate provider", "providers[1].kind",
+				"models[0].context_window", "models[0].tokenizer", "models[0].routes[0].provider: unknown provider \"q\"",
+				"policies[0].fallback", "policies[0].on_contamination", "canaries.probes[1]: unknown probe \"vibes\""},
+		},
+		{
+			name: "unset environment variable",
+			yaml: "admin_keys: [\"${NOPE}\"]\ntenants: [{id: a, anonymous_loopback: true}]\n",
+			want: []string{"admin_keys[0]: environment variable NOPE is not set"},
+		},
+		{
+			name: "wrong type",
+			yaml: "tenants: [{id: a, anonymous_loopback: true}]\nlimits: {max_body_bytes: lots}\n",
+			want: []string{"cannot unmarshal"},
+		},
+		{
+			name: "not yaml",
+			yaml: "tenants: [\n",
+			want: []string{"f.yaml: (file):"},
+		},
+		{
+			name: "duplicate tenant key",
+			yaml: "tenants:\n  - {id: a, api_keys: [k]}\n  - {id: b, api_keys: [k]}\n",
+			want: []string{"tenants[1].api_keys[0]: key already belongs to tenant \"a\""},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(tc.yaml), env(tc.env))
+			if err == nil {
+				t.Fatal("accepted a bad config")
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error is %T, want Errors", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("missing %q in:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestInterpolatedValueIsNotYAML(t *testing.T) {
+	y := "tenants: [{id: a, api_keys: [\"${K}\"]}]\n"
+	c, err := Parse("f.yaml", []byte(y), env(map[string]string{"K": "[x, y]: z"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tenants[0].APIKeys[0] != "[x, y]: z" {
+		t.Errorf("got %q", c.Tenants[0].APIKeys[0])
+	}
+}

@@ -1,0 +1,185 @@
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Default is the configuration `custody serve` runs with no --config: one
+// tenant `local` that needs no key on loopback, the built-in simulator as
+// the only upstream.
+func Default() (*Config, error) {
+	return Parse("(embedded defaults)", defaultYAML, os.LookupEnv)
+}
+
+// Load reads, interpolates, parses and validates the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Errors is every problem found in a config file.
+type Errors []error
+
+func (e Errors) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// Problem is one bad key.
+type Problem struct {
+	File, Key, Reason string
+}
+
+func (p *Problem) Error() string { return fmt.Sprintf("%s: %s: %s", p.File, p.Key, p.Reason) }
+
+// Parse parses data (named file, for messages) with lookup resolving
+// ${VAR}. It returns a validated Config or an Errors listing every problem.
+func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, Errors{&Problem{file, "(file)", yamlReason(err)}}
+	}
+	var errs Errors
+	if len(root.Content) > 0 {
+		doc := root.Content[0]
+		if doc.Kind != yaml.MappingNode {
+			return nil, Errors{&Problem{file, "(file)", "the top level must be a mapping of keys"}}
+		}
+		interpolate(doc, "", file, lookup, &errs)
+		checkKeys(doc, reflect.TypeOf(Config{}), "", file, &errs)
+	}
+	c := &Config{}
+	if len(root.Content) > 0 {
+		if err := root.Content[0].Decode(c); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				for _, m := range te.Errors {
+					errs = append(errs, &Problem{file, "(value)", m})
+				}
+			} else {
+				errs = append(errs, &Problem{file, "(file)", yamlReason(err)})
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	c.applyDefaults()
+	if err := c.Validate(file); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func yamlReason(err error) string {
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// interpolate replaces ${VAR} and ${VAR:-default} in every scalar value.
+// An unset variable without a default is an error: a missing secret must
+// not silently become an empty key.
+func interpolate(n *yaml.Node, path, file string, lookup func(string) (string, bool), errs *Errors) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			interpolate(n.Content[i+1], join(path, n.Content[i].Value), file, lookup, errs)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			interpolate(c, fmt.Sprintf("%s[%d]", path, i), file, lookup, errs)
+		}
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "${") {
+			return
+		}
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			m := envRef.FindStringSubmatch(ref)
+			if v, ok := lookup(m[1]); ok && v != "" {
+				return v
+			}
+			if m[2] != "" {
+				return m[3]
+			}
+			*errs = append(*errs, &Problem{file, path, fmt.Sprintf("environment variable %s is not set", m[1])})
+			return ""
+		})
+		// An interpolated value is data, never YAML: keep it a string
+		// unless the field's type asks otherwise (the decoder converts).
+		if n.Tag == "!!str" || n.Style != 0 {
+			return
+		}
+		n.Tag = ""
+	}
+}
+
+// checkKeys reports every key that names no field, with its full path.
+func checkKeys(n *yaml.Node, t reflect.Type, path, file string, errs *Errors) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := yamlFields(t)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				ft, ok := fields[k]
+				if !ok {
+					*errs = append(*errs, &Problem{file, join(path, k), fmt.Sprintf("unknown key (line %d)", n.Content[i].Line)})
+					continue
+				}
+				checkKeys(n.Content[i+1], ft, join(path, k), file, errs)
+			}
+		case reflect.Map:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), file, errs)
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice {
+			for i, c := range n.Content {
+				checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), file, errs)
+			}
+		}
+	}
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		m[name] = f.Type
+	}
+	return m
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,0 +1,290 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Provider kinds.
+const (
+	KindOpenAI = "openai"
+	KindSim    = "sim"
+)
+
+// Known canary probes.
+var probeNames = []string{"echo", "needle", "oversize", "secret", "identity"}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./custody-data"
+	}
+	if c.Index.Backend == "" {
+		c.Index.Backend = "sqlite"
+	}
+	if c.Ledger.Origin == "" {
+		c.Ledger.Origin = "custody.local/log"
+	}
+	if c.Ledger.BatchMaxAge == 0 {
+		c.Ledger.BatchMaxAge = 2 * time.Millisecond
+	}
+	if c.Ledger.BatchMaxSize == 0 {
+		c.Ledger.BatchMaxSize = 1024
+	}
+	if c.Limits.MaxBodyBytes == 0 {
+		c.Limits.MaxBodyBytes = 32 << 20
+	}
+	if c.Limits.ReadHeaderTimeout == 0 {
+		c.Limits.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.Limits.ReadTimeout == 0 {
+		c.Limits.ReadTimeout = 60 * time.Second
+	}
+	if c.Limits.IdleTimeout == 0 {
+		c.Limits.IdleTimeout = 120 * time.Second
+	}
+	if c.Limits.MaxConcurrentPerTenant == 0 {
+		c.Limits.MaxConcurrentPerTenant = 256
+	}
+	if c.Checks.ReplayWindow == 0 {
+		c.Checks.ReplayWindow = time.Hour
+	}
+	if c.Checks.ReplayMaxEntries == 0 {
+		c.Checks.ReplayMaxEntries = 1_000_000
+	}
+	for i := range c.Tenants {
+		if c.Tenants[i].Policy == "" {
+			c.Tenants[i].Policy = "default"
+		}
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		if p.Timeout == 0 {
+			p.Timeout = 120 * time.Second
+		}
+	}
+	for i := range c.Models {
+		m := &c.Models[i]
+		if m.Tokenizer == "" {
+			m.Tokenizer = "o200k_base"
+		}
+		if m.PromptTokenSlack == (Slack{}) {
+			m.PromptTokenSlack = Slack{PerMessage: 8, Fixed: 64}
+		}
+		for j := range m.Routes {
+			r := &m.Routes[j]
+			if r.Model == "" {
+				r.Model = m.Name
+			}
+			if len(r.Accept) == 0 {
+				r.Accept = []string{r.Model}
+			}
+		}
+	}
+	hasDefault := false
+	for i := range c.Policies {
+		p := &c.Policies[i]
+		hasDefault = hasDefault || p.Name == "default"
+		if p.Fallback == "" {
+			p.Fallback = "allow"
+		}
+		if p.OnContamination == "" {
+			p.OnContamination = "reject"
+		}
+	}
+	if !hasDefault {
+		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject"})
+	}
+}
+
+// Validate returns every problem of c at once, as Errors, or nil.
+func (c *Config) Validate(file string) error {
+	var errs Errors
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Problem{file, key, fmt.Sprintf(format, args...)})
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "not a host:port address: %v", err)
+	}
+	for i, k := range c.AdminKeys {
+		if strings.TrimSpace(k) == "" {
+			bad(fmt.Sprintf("admin_keys[%d]", i), "empty key")
+		}
+	}
+	for i, h := range c.AdminKeySHA256 {
+		if !isSHA256Hex(h) {
+			bad(fmt.Sprintf("admin_key_sha256[%d]", i), "not 64 hex digits")
+		}
+	}
+	switch c.Index.Backend {
+	case "sqlite":
+	case "postgres":
+		if c.Index.DSN == "" {
+			bad("index.dsn", "required for the postgres backend")
+		}
+	default:
+		bad("index.backend", "%q is not sqlite or postgres", c.Index.Backend)
+	}
+	if c.Ledger.BatchMaxAge < 0 || c.Ledger.BatchMaxAge > time.Second {
+		bad("ledger.batch_max_age", "must be between 0 and 1s, got %s", c.Ledger.BatchMaxAge)
+	}
+	if c.Ledger.BatchMaxSize < 0 {
+		bad("ledger.batch_max_size", "must not be negative")
+	}
+	if c.Limits.MaxBodyBytes < 1024 {
+		bad("limits.max_body_bytes", "must be at least 1024, got %d", c.Limits.MaxBodyBytes)
+	}
+	if c.Limits.MaxConcurrentPerTenant < 0 {
+		bad("limits.max_concurrent_per_tenant", "must not be negative")
+	}
+
+	policies := map[string]bool{}
+	for i, p := range c.Policies {
+		key := fmt.Sprintf("policies[%d]", i)
+		if p.Name == "" {
+			bad(key+".name", "required")
+		} else if policies[p.Name] {
+			bad(key+".name", "duplicate policy %q", p.Name)
+		}
+		policies[p.Name] = true
+		if p.Fallback != "allow" && p.Fallback != "deny" {
+			bad(key+".fallback", "%q is not allow or deny", p.Fallback)
+		}
+		if p.OnContamination != "reject" && p.OnContamination != "flag" {
+			bad(key+".on_contamination", "%q is not reject or flag", p.OnContamination)
+		}
+	}
+
+	providers := map[string]bool{}
+	for i, p := range c.Providers {
+		key := fmt.Sprintf("providers[%d]", i)
+		if p.Name == "" {
+			bad(key+".name", "required")
+		} else if providers[p.Name] {
+			bad(key+".name", "duplicate provider %q", p.Name)
+		}
+		providers[p.Name] = true
+		switch p.Kind {
+		case KindOpenAI:
+			u, err := url.Parse(p.BaseURL)
+			if p.BaseURL == "" {
+				bad(key+".base_url", "required for kind openai")
+			} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
+			}
+		case KindSim:
+		case "anthropic":
+			bad(key+".kind", "anthropic upstreams are not supported yet; use an OpenAI-compatible endpoint")
+		default:
+			bad(key+".kind", "%q is not openai or sim", p.Kind)
+		}
+		if p.Timeout < 0 {
+			bad(key+".timeout", "must be positive")
+		}
+	}
+
+	models := map[string]bool{}
+	for i, m := range c.Models {
+		key := fmt.Sprintf("models[%d]", i)
+		if m.Name == "" {
+			bad(key+".name", "required")
+		} else if models[m.Name] {
+			bad(key+".name", "duplicate model %q", m.Name)
+		}
+		models[m.Name] = true
+		if m.ContextWindow <= 0 {
+			bad(key+".context_window", "must be a positive number of tokens")
+		}
+		if m.VerifiedCapacity < 0 {
+			bad(key+".verified_capacity", "must not be negative")
+		}
+		switch {
+		case m.Tokenizer == "o200k_base", m.Tokenizer == "cl100k_base", m.Tokenizer == "bytes":
+		case strings.HasPrefix(m.Tokenizer, "file:") && len(m.Tokenizer) > len("file:"):
+		default:
+			bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
+		}
+		if m.PromptTokenSlack.PerMessage < 0 || m.PromptTokenSlack.Fixed < 0 {
+			bad(key+".prompt_token_slack", "must not be negative")
+		}
+		if len(m.Routes) == 0 {
+			bad(key+".routes", "at least one route is required")
+		}
+		for j, r := range m.Routes {
+			if !providers[r.Provider] {
+				bad(fmt.Sprintf("%s.routes[%d].provider", key, j), "unknown provider %q", r.Provider)
+			}
+		}
+	}
+
+	tenants := map[string]bool{}
+	keys := map[string]string{}
+	for i, t := range c.Tenants {
+		key := fmt.Sprintf("tenants[%d]", i)
+		if t.ID == "" {
+			bad(key+".id", "required")
+		} else if tenants[t.ID] {
+			bad(key+".id", "duplicate tenant %q", t.ID)
+		}
+		tenants[t.ID] = true
+		if len(t.APIKeys) == 0 && len(t.APIKeySHA256) == 0 && !t.AnonymousLoopback {
+			bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
+		}
+		for j, k := range t.APIKeys {
+			if strings.TrimSpace(k) == "" {
+				bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "empty key")
+			} else if other, dup := keys[k]; dup {
+				bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "key already belongs to tenant %q", other)
+			}
+			keys[k] = t.ID
+		}
+		for j, h := range t.APIKeySHA256 {
+			if !isSHA256Hex(h) {
+				bad(fmt.Sprintf("%s.api_key_sha256[%d]", key, j), "not 64 hex digits")
+			}
+		}
+		if !policies[t.Policy] {
+			bad(key+".policy", "unknown policy %q", t.Policy)
+		}
+		for uc, p := range t.UseCases {
+			if !policies[p] {
+				bad(fmt.Sprintf("%s.use_cases.%s", key, uc), "unknown policy %q", p)
+			}
+		}
+		for j, m := range t.Models {
+			if !models[m] {
+				bad(fmt.Sprintf("%s.models[%d]", key, j), "unknown model %q", m)
+			}
+		}
+	}
+	if len(c.Tenants) == 0 {
+		bad("tenants", "at least one tenant is required")
+	}
+	for i, p := range c.Canaries.Probes {
+		if !slices.Contains(probeNames, p) {
+			bad(fmt.Sprintf("canaries.probes[%d]", i), "unknown probe %q (want one of %s)", p, strings.Join(probeNames, ", "))
+		}
+	}
+	if c.Canaries.Interval < 0 {
+		bad("canaries.interval", "must not be negative")
+	}
+	if c.Checks.ReplayWindow < 0 {
+		bad("checks.replay_window", "must not be negative")
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func isSHA256Hex(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == 32
+}

@@ -1,0 +1,162 @@
+// Package openai holds the parts of the OpenAI wire format that custody
+// reads and writes: the request fields it routes and counts on, the
+// response fields it checks, the SSE stream, and the error body.
+//
+// custody never re-encodes a client's request: it locates the few
+// top-level fields it must rewrite (model, stream_options) and splices the
+// bytes, so what reaches the upstream is the client's body with exactly
+// those edits.
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Endpoint names, as recorded in the ledger.
+const (
+	EndpointChat        = "chat.completions"
+	EndpointCompletions = "completions"
+	EndpointEmbeddings  = "embeddings"
+)
+
+// Request is what custody learns from a request body without decoding
+// the prompt: the top-level fields it routes on and where they are.
+type Request struct {
+	Body         []byte
+	Model        string
+	Stream       bool
+	IncludeUsage bool // stream_options.include_usage was true
+
+	model, streamOptions span // byte ranges in Body; zero when absent
+}
+
+type span struct{ start, end int }
+
+// ErrBadRequest is wrapped by every parse error; the message is safe to
+// show to the client (it never quotes the body).
+var ErrBadRequest = errors.New("invalid request body")
+
+func badf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadRequest}, args...)...)
+}
+
+// ParseRequest validates body (JSON, UTF-8, an object) and reads its
+// top-level model, stream and stream_options fields.
+func ParseRequest(body []byte) (*Request, error) {
+	if !utf8.Valid(body) {
+		return nil, badf("not valid UTF-8")
+	}
+	if !json.Valid(body) {
+		return nil, badf("not valid JSON")
+	}
+	r := &Request{Body: body}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, badf("the body must be a JSON object")
+	}
+	err := eachMember(body, i, func(key []byte, vs, ve int) error {
+		v := body[vs:ve]
+		switch string(key) {
+		case "model":
+			var s string
+			if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+				return badf("model must be a string")
+			}
+			r.Model, r.model = s, span{vs, ve}
+		case "stream":
+			switch string(v) {
+			case "true":
+				r.Stream = true
+			case "false", "null":
+			default:
+				return badf("stream must be a boolean")
+			}
+		case "stream_options":
+			r.streamOptions = span{vs, ve}
+			if string(v) == "null" {
+				return nil
+			}
+			var so struct {
+				IncludeUsage *bool `json:"include_usage"`
+			}
+			if v[0] != '{' || json.Unmarshal(v, &so) != nil {
+				return badf("stream_options must be an object")
+			}
+			r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.Model == "" {
+		return nil, badf("model is required")
+	}
+	return r, nil
+}
+
+// Rewrite returns the body to send upstream: model replaced by
+// upstreamModel, and, for a stream, stream_options.include_usage forced on
+// so that custody can check usage. The client's other bytes are kept.
+func (r *Request) Rewrite(upstreamModel string) []byte {
+	type edit struct {
+		at   span
+		with []byte
+	}
+	var edits []edit
+	if upstreamModel != r.Model {
+		q, _ := json.Marshal(upstreamModel)
+		edits = append(edits, edit{r.model, q})
+	}
+	if r.Stream && !r.IncludeUsage {
+		if r.streamOptions.end > 0 {
+			edits = append(edits, edit{r.streamOptions, withIncludeUsage(r.Body[r.streamOptions.start:r.streamOptions.end])})
+		} else {
+			// Insert right after the opening brace.
+			at := bytes.IndexByte(r.Body, '{') + 1
+			ins := []byte(`"stream_options":{"include_usage":true},`)
+			if isEmptyObject(r.Body) {
+				ins = ins[:len(ins)-1]
+			}
+			edits = append(edits, edit{span{at, at}, ins})
+		}
+	}
+	if len(edits) == 0 {
+		return r.Body
+	}
+	if len(edits) == 2 && edits[1].at.start < edits[0].at.start {
+		edits[0], edits[1] = edits[1], edits[0]
+	}
+	out := make([]byte, 0, len(r.Body)+64)
+	prev := 0
+	for _, e := range edits {
+		out = append(out, r.Body[prev:e.at.start]...)
+		out = append(out, e.with...)
+		prev = e.at.end
+	}
+	return append(out, r.Body[prev:]...)
+}
+
+// withIncludeUsage returns the stream_options object with include_usage
+// set to true (added or replaced), other options kept.
+func withIncludeUsage(obj []byte) []byte {
+	if string(obj) == "null" {
+		return []byte(`{"include_usage":true}`)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return []byte(`{"include_usage":true}`)
+	}
+	m["include_usage"] = json.RawMessage("true")
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func isEmptyObject(b []byte) bool {
+	i := skipSpace(b, bytes.IndexByte(b, '{')+1)
+	return i < len(b) && b[i] == '}'
+}

@@ -1,0 +1,92 @@
+package openai
+
+import (
+	"encoding/json"
+)
+
+// Response is what custody checks in a completion, a chat completion, an
+// embeddings response or one stream chunk.
+type Response struct {
+	ID                string    `json:"id"`
+	Object            string    `json:"object"`
+	Created           int64     `json:"created"`
+	Model             string    `json:"model"`
+	SystemFingerprint string    `json:"system_fingerprint"`
+	Choices           []Choice  `json:"choices"`
+	Usage             *Usage    `json:"usage"`
+	Error             *APIError `json:"error"`
+	// Data is the embeddings list; only its length is used.
+	Data []struct {
+		Index int `json:"index"`
+	} `json:"data"`
+	// HasChoices is set when the choices field was present (a stream's
+	// usage chunk carries an empty list).
+	HasChoices bool `json:"-"`
+}
+
+// Choice is one choice of a response or chunk.
+type Choice struct {
+	Index        int     `json:"index"`
+	FinishReason string  `json:"finish_reason"`
+	Message      Content `json:"message"`
+	Delta        Content `json:"delta"`
+	Text         string  `json:"text"` // legacy completions
+}
+
+// Content is a message or a delta.
+type Content struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Usage is the token accounting the upstream reports.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// APIError is the error object of an OpenAI-shaped error body.
+type APIError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// ParseResponse decodes the fields custody checks. Unknown fields are
+// skipped; a body that is not a JSON object is an ErrBadRequest.
+func ParseResponse(b []byte) (*Response, error) {
+	r := &Response{}
+	if err := r.Decode(b); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Decode decodes b into r, reusing r's storage.
+func (r *Response) Decode(b []byte) error {
+	*r = Response{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return badf("upstream body: %s", typeError(err))
+	}
+	r.HasChoices = r.Choices != nil
+	return nil
+}
+
+// Text is the generated text of every choice, concatenated: the message
+// content, the delta content or the legacy text.
+func (r *Response) Text() string {
+	switch len(r.Choices) {
+	case 0:
+		return ""
+	case 1:
+		c := &r.Choices[0]
+		return c.Message.Content + c.Delta.Content + c.Text
+	}
+	s := ""
+	for i := range r.Choices {
+		c := &r.Choices[i]
+		s += c.Message.Content + c.Delta.Content + c.Text
+	}
+	return s
+}
