@@ -127,8 +127,8 @@ type Model struct {
 	// uses min(ContextWindow, VerifiedCapacity). Zero means ContextWindow.
 	VerifiedCapacity int `yaml:"verified_capacity"`
 	// Tokenizer is o200k_base (default), cl100k_base, file:PATH or bytes.
-	Tokenizer        string `yaml:"tokenizer"`
-	PromptTokenSlack Slack  `yaml:"prompt_token_slack"`
+	Tokenizer        string  `yaml:"tokenizer"`
+	PromptTokenSlack Slack   `yaml:"prompt_token_slack"`
 	Routes           []Route `yaml:"routes"`
 }
 

@@ -36,11 +36,11 @@ func readAll(t testing.TB, in string, max int) ([]Event, error) {
 
 func TestSSEReader(t *testing.T) {
 	cases := []struct {
-		name  string
-		in    string
-		data  []string
-		err   error
-		max   int
+		name string
+		in   string
+		data []string
+		err  error
+		max  int
 	}{
 		{name: "two events", in: "data: {\"a\":1}\n\ndata: [DONE]\n\n", data: []string{`{"a":1}`, "[DONE]"}},
 		{name: "crlf", in: "data: x\r\n\r\n", data: []string{"x"}},
