@@ -34,7 +34,9 @@ const (
 	// CodeUpstreamRejected: the upstream refused the request with a 4xx that
 	// the request itself caused; its status is passed through.
 	CodeUpstreamRejected Code = "upstream_rejected"
-	CodeInternal         Code = "internal_error"
+	// CodeClientClosed: the client went away before the answer was complete.
+	CodeClientClosed Code = "client_closed"
+	CodeInternal     Code = "internal_error"
 )
 
 // Error types of the OpenAI error shape.
@@ -72,6 +74,7 @@ var codes = map[Code]codeInfo{
 	CodeUpstreamTimeout:           {http.StatusGatewayTimeout, TypeUpstream},
 	CodeUpstreamUnavailable:       {http.StatusBadGateway, TypeUpstream},
 	CodeUpstreamRejected:          {http.StatusBadRequest, TypeUpstream},
+	CodeClientClosed:              {499, TypeInvalidRequest},
 	CodeInternal:                  {http.StatusInternalServerError, TypeUpstream},
 }
 

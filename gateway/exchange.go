@@ -1,0 +1,294 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/tokenize"
+)
+
+// endpoint is one proxied OpenAI endpoint.
+type endpoint struct {
+	name       string // as recorded: openai.Endpoint*
+	path       string // upstream path under the base URL
+	streamable bool
+}
+
+var (
+	openaiChat        = endpoint{openai.EndpointChat, "/chat/completions", true}
+	openaiCompletions = endpoint{openai.EndpointCompletions, "/completions", true}
+	openaiEmbeddings  = endpoint{openai.EndpointEmbeddings, "/embeddings", false}
+)
+
+// exchange is the state of one proxied request. It is owned by the
+// request's goroutine, except prompt, which the counting goroutine fills
+// before closing prompt.done.
+type exchange struct {
+	g   *Gateway
+	ep  endpoint
+	w   http.ResponseWriter
+	r   *http.Request
+	tx  *custody.Transaction
+	req *openai.Request
+
+	tenant *config.Tenant
+	model  *model
+	policy *config.Policy
+	prompt *promptWork
+
+	respCommit hash.Hash // SHA-256(salt || bytes delivered to the client)
+	recordable bool      // the transaction goes to the ledger (the caller is a tenant)
+	started    bool      // response bytes have been written
+}
+
+// promptWork counts a prompt and fingerprints it, concurrently with
+// forwarding when the prompt is small enough to skip the wait.
+type promptWork struct {
+	done    chan struct{}
+	parts   int // messages or prompts: the n of the slack rule
+	local   int
+	scanner Scanner
+}
+
+func (p *promptWork) wait() *promptWork { <-p.done; return p }
+
+// proxy handles one OpenAI endpoint.
+func (g *Gateway) proxy(ep endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := g.now()
+		x := &exchange{g: g, ep: ep, w: w, r: r, tx: &custody.Transaction{
+			ID: custody.NewID(start), Time: start.UTC(), Endpoint: ep.name, Route: -1,
+			PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1,
+		}}
+		err := x.run()
+		if err != nil {
+			x.fail(err)
+		}
+		x.tx.Duration = g.now().Sub(start)
+		g.logTransaction(x.tx, err)
+	})
+}
+
+func (x *exchange) run() error {
+	g, tx := x.g, x.tx
+	t, err := g.keys.tenant(x.r)
+	if err != nil {
+		return err // not recorded: no tenant to charge it to
+	}
+	x.tenant, tx.Tenant, x.recordable = t, t.ID, true
+	release, err := g.limiter.acquire(t.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	reqSalt, respSalt := g.rec.Salts(tx.ID)
+	x.respCommit = sha256.New()
+	x.respCommit.Write(respSalt[:])
+
+	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)
+		}
+		return custody.Wrap(custody.CodeInvalidRequest, err, "the request body could not be read")
+	}
+	reqCommit := sha256.New()
+	reqCommit.Write(reqSalt[:])
+	reqCommit.Write(body)
+	tx.RequestCommitment = reqCommit.Sum(nil)
+
+	req, err := openai.ParseRequest(body)
+	if err != nil {
+		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+	}
+	x.req = req
+	tx.RequestedModel, tx.Stream = req.Model, req.Stream && x.ep.streamable
+	m, ok := g.models[req.Model]
+	if !ok || !allowed(t, req.Model) {
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
+			Message: "the model `" + req.Model + "` does not exist or you do not have access to it"}
+	}
+	x.model = m
+	if err := x.choosePolicy(); err != nil {
+		return err
+	}
+	prompt, err := openai.ParsePrompt(x.ep.name, body)
+	if err != nil {
+		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+	}
+	x.prompt = x.startPromptWork(prompt)
+	if check.MustCount(len(body), m.capacity) {
+		// Only a prompt whose bytes could exceed capacity waits for its
+		// count; it is never forwarded if it does.
+		if err := check.Capacity(x.prompt.wait().local, m.capacity); err != nil {
+			tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
+			return err
+		}
+		tx.Pass(custody.CheckCapacity, "")
+	} else {
+		tx.Pass(custody.CheckCapacity, "bytes under capacity")
+	}
+	return x.forward()
+}
+
+// choosePolicy applies the tenant's default policy or the one its
+// Custody-Use-Case header names.
+func (x *exchange) choosePolicy() error {
+	name := x.tenant.Policy
+	if uc := x.r.Header.Get("Custody-Use-Case"); uc != "" {
+		p, ok := x.tenant.UseCases[uc]
+		if !ok {
+			return &custody.Error{Code: custody.CodeInvalidRequest, Param: "Custody-Use-Case",
+				Message: "unknown use case `" + uc + "` for this tenant"}
+		}
+		name = p
+		x.tx.UseCase = uc
+	}
+	x.policy = x.g.policies[name]
+	x.tx.Policy = name
+	return nil
+}
+
+// startPromptWork counts and fingerprints the prompt in a goroutine.
+func (x *exchange) startPromptWork(p *openai.Prompt) *promptWork {
+	w := &promptWork{done: make(chan struct{}), parts: p.Parts()}
+	m, contam, id, tenant := x.model, x.g.contam, x.tx.ID, x.tx.Tenant
+	go func() {
+		defer close(w.done)
+		w.local = countPrompt(m.counter, p)
+		if contam != nil {
+			w.scanner = contam.Admit(id, tenant, promptText(p))
+		}
+	}()
+	return w
+}
+
+// countPrompt counts as the upstream bills: chat with OpenAI's message
+// framing, other prompts as their text plus pre-tokenized ids.
+func countPrompt(c tokenize.Counter, p *openai.Prompt) int {
+	if len(p.Messages) > 0 {
+		msgs := make([]tokenize.Message, len(p.Messages))
+		for i, m := range p.Messages {
+			msgs[i] = tokenize.Message{Role: m.Role, Name: m.Name, Content: m.Content}
+		}
+		return tokenize.Chat(c, msgs)
+	}
+	n := p.PreTokenized
+	for _, t := range p.Texts {
+		n += c.Count(t)
+	}
+	return n
+}
+
+func promptText(p *openai.Prompt) string {
+	if len(p.Messages) == 1 {
+		return p.Messages[0].Content
+	}
+	var b strings.Builder
+	for _, m := range p.Messages {
+		b.WriteString(m.Content)
+		b.WriteByte('\n')
+	}
+	for _, t := range p.Texts {
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// deliver writes response bytes to the client, committing to them.
+func (x *exchange) deliver(b []byte) error {
+	x.started = true
+	x.respCommit.Write(b)
+	_, err := x.w.Write(b)
+	return err
+}
+
+// record makes the transaction durable (the response commitment covers
+// what was delivered so far).
+func (x *exchange) record() error {
+	x.tx.ResponseCommitment = x.respCommit.Sum(nil)
+	x.tx.Duration = x.g.now().Sub(x.tx.Time)
+	if err := x.g.rec.Record(x.r.Context(), x.tx); err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the transaction could not be recorded; nothing was served")
+	}
+	return nil
+}
+
+// fail answers with err (or ends a started stream with it) after
+// recording the rejection.
+func (x *exchange) fail(err error) {
+	if errors.Is(err, context.Canceled) && x.r.Context().Err() != nil {
+		err = &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: err}
+	}
+	tx, e := x.tx, clientError(err)
+	if tx.Verdict != custody.Rejected {
+		tx.Verdict, tx.Code = custody.Rejected, e.Code
+	}
+	tx.Status = e.Status()
+	if x.started {
+		x.endStreamWithError(e)
+		return
+	}
+	if x.recordable {
+		body := openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)
+		x.respCommit.Write(body)
+		if rerr := x.record(); rerr != nil {
+			x.g.log.Error("rejection not recorded", "id", tx.ID, "code", e.Code, "err", rerr)
+			x.recordable = false
+		}
+	}
+	x.setHeaders()
+	x.g.writeError(x.w, e)
+}
+
+// setHeaders writes the Custody-* headers of SPEC §3.
+func (x *exchange) setHeaders() {
+	h, tx := x.w.Header(), x.tx
+	h.Set("Custody-Request-Id", tx.ID)
+	if tx.Verdict == "" {
+		tx.Verdict = custody.Verified
+	}
+	h.Set("Custody-Verdict", string(tx.Verdict))
+	if tx.ResponseModel != "" {
+		h.Set("Custody-Model", tx.ResponseModel)
+	}
+	if tx.Provider != "" {
+		h.Set("Custody-Provider", tx.Provider)
+	}
+	h.Set("Custody-Fallback", tx.FallbackHeader())
+	if x.recordable {
+		h.Set("Custody-Receipt", "/v1/custody/receipts/"+tx.ID)
+	}
+	h.Set("Custody-Checks", tx.ChecksHeader())
+}
+
+func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
+	attrs := []any{"id", tx.ID, "tenant", tx.Tenant, "endpoint", tx.Endpoint, "model", tx.RequestedModel,
+		"provider", tx.Provider, "response_model", tx.ResponseModel, "verdict", tx.Verdict, "status", tx.Status,
+		"prompt_tokens_local", tx.PromptTokensLocal, "prompt_tokens_reported", tx.PromptTokensReported,
+		"duration_ms", float64(tx.Duration.Microseconds()) / 1000}
+	if tx.Code != "" {
+		attrs = append(attrs, "code", tx.Code)
+	}
+	if len(tx.FallbackChain) > 1 {
+		attrs = append(attrs, "fallback", tx.FallbackHeader())
+	}
+	if err != nil {
+		if e := clientError(err); e.Err != nil {
+			attrs = append(attrs, "cause", e.Err.Error())
+		}
+	}
+	g.log.Info("transaction", attrs...)
+}

@@ -1,0 +1,155 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/upstream"
+)
+
+// forward tries the model's routes in order, as the policy permits, and
+// finishes the exchange with the first upstream that answers.
+func (x *exchange) forward() error {
+	tx := x.tx
+	var primaryErr error
+	tried := 0
+	for _, rt := range x.model.routes {
+		if len(x.policy.Regions) > 0 && !slices.Contains(x.policy.Regions, rt.prov.Region) {
+			continue
+		}
+		if tried > 0 && x.policy.Fallback != "allow" {
+			return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
+				Message: fmt.Sprintf("policy %s forbids fallback; the primary route failed: %s", x.policy.Name, clientError(primaryErr).Message)}
+		}
+		tried++
+		tx.FallbackChain = append(tx.FallbackChain, rt.cfg.Provider)
+		tx.Provider, tx.Region, tx.UpstreamModel, tx.Route = rt.cfg.Provider, rt.prov.Region, rt.cfg.Model, rt.index
+		if tried > 1 {
+			tx.Decision = "fallback"
+		} else {
+			tx.Decision = "primary"
+		}
+		done, err := x.attempt(rt)
+		if done || err == nil {
+			return err
+		}
+		if primaryErr == nil {
+			primaryErr = err
+		}
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	if primaryErr != nil {
+		return primaryErr
+	}
+	return &custody.Error{Code: custody.CodeFallbackNotPermitted,
+		Message: fmt.Sprintf("policy %s permits none of the routes of model %s", x.policy.Name, x.model.cfg.Name)}
+}
+
+// attempt makes one upstream call. It returns done=false with an error
+// when the failure may be retried on the next route (transport failure,
+// 5xx, 429, the upstream's own context-length refusal).
+func (x *exchange) attempt(rt route) (done bool, err error) {
+	ctx, cancel := context.WithCancel(x.r.Context())
+	defer cancel()
+	call := upstream.Call{
+		Path:        x.ep.path,
+		Body:        x.req.Rewrite(rt.cfg.Model),
+		RequestID:   x.tx.ID,
+		TraceParent: traceParent(x.r.Header.Get("Traceparent")),
+		Stream:      x.tx.Stream,
+	}
+	if !x.tx.Stream {
+		// A plain call is bounded as a whole; a stream by the gap between
+		// chunks (see relayStream).
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, rt.prov.Timeout)
+		defer c2()
+	}
+	resp, err := rt.client.Do(ctx, call)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return x.upstreamStatus(rt, resp)
+	}
+	if x.tx.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return true, x.relayStream(ctx, cancel, rt, resp)
+	}
+	return true, x.finishPlain(ctx, rt, resp)
+}
+
+// upstreamStatus turns a non-2xx upstream answer into an error: a
+// retriable one for 5xx, 429 and the upstream's own context-length
+// refusal; otherwise the upstream's refusal passed to the client with its
+// status and message (the provider's key redacted).
+func (x *exchange) upstreamStatus(rt route, resp *http.Response) (bool, error) {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var env struct {
+		Error struct {
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &env)
+	msg := env.Error.Message
+	if k := rt.client.Config().APIKey; k != "" {
+		msg = strings.ReplaceAll(msg, k, "[redacted]")
+	}
+	if len(msg) > 512 {
+		msg = msg[:512]
+	}
+	code := strings.Trim(string(env.Error.Code), `"`)
+	switch {
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+		return false, custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s answered HTTP %d", rt.cfg.Provider, resp.StatusCode)
+	case code == string(custody.CodeContextLengthExceeded):
+		return false, custody.Errorf(custody.CodeContextLengthExceeded, "provider %s refused the prompt as too long: %s", rt.cfg.Provider, msg)
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return true, &custody.Error{Code: custody.CodeUpstreamRejected, HTTPStatus: resp.StatusCode,
+		Message: fmt.Sprintf("provider %s refused the request: %s", rt.cfg.Provider, msg)}
+}
+
+// checkEcho runs the request-id echo check when the provider echoes.
+func (x *exchange) checkEcho(rt route, resp *http.Response) {
+	h := rt.prov.RequestIDEcho
+	if h == "" {
+		return
+	}
+	if err := check.RequestID(x.tx.ID, resp.Header.Get(h)); err != nil {
+		x.tx.Fail(custody.CheckRequestID, custody.CodeOf(err), "")
+		return
+	}
+	x.tx.Pass(custody.CheckRequestID, "")
+}
+
+// traceParent continues the client's W3C trace (same trace id, new span)
+// or starts one.
+func traceParent(incoming string) string {
+	var span [8]byte
+	rand.Read(span[:])
+	parts := strings.Split(incoming, "-")
+	if len(parts) == 4 && len(parts[0]) == 2 && len(parts[1]) == 32 && len(parts[2]) == 16 && parts[1] != strings.Repeat("0", 32) {
+		if _, err := hex.DecodeString(parts[1]); err == nil {
+			return "00-" + parts[1] + "-" + hex.EncodeToString(span[:]) + "-" + parts[3][:min(2, len(parts[3]))]
+		}
+	}
+	var trace [16]byte
+	rand.Read(trace[:])
+	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
+}

@@ -1,0 +1,179 @@
+// Package gateway is custody's http.Handler: authentication, the
+// integrity pipeline around each upstream call, the Custody-* headers and
+// the one place where errors become OpenAI-shaped responses.
+//
+// A request goes through: authenticate, read (bounded), parse, choose the
+// model and policy, count the prompt (before forwarding only when its
+// byte length could exceed capacity), forward along the routes, check
+// the response, record the transaction durably, and only then answer.
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/upstream"
+)
+
+// Recorder makes transactions durable. Record returns only once the
+// transaction's leaf is durably sequenced; an error means it is not, and
+// the gateway fails closed with ledger_unavailable.
+type Recorder interface {
+	// Salts are the per-request commitment salts, deterministic for a
+	// request id so a receipt can hand them to the client later.
+	Salts(requestID string) (request, response [32]byte)
+	Record(ctx context.Context, tx *custody.Transaction) error
+}
+
+// Options are what a Gateway is built from; cmd/custody assembles them.
+type Options struct {
+	Config *config.Config
+	// Clients maps provider names to their clients.
+	Clients  map[string]*upstream.Client
+	Recorder Recorder
+	// Contamination, when set, runs the cross-request contamination check.
+	Contamination Contamination
+	Logger        *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Extra handlers mounted beside the API (the log, admin endpoints).
+	Mounts map[string]http.Handler
+}
+
+// Gateway is the http.Handler of `custody serve`.
+type Gateway struct {
+	cfg      *config.Config
+	keys     *keyring
+	models   map[string]*model
+	policies map[string]*config.Policy
+	replay   *check.Replay
+	rec      Recorder
+	contam   Contamination
+	log      *slog.Logger
+	now      func() time.Time
+	mux      *http.ServeMux
+	limiter  *tenantLimiter
+}
+
+// model is a client-facing model with its resolved routes and counter.
+type model struct {
+	cfg      *config.Model
+	capacity int
+	counter  tokenize.Counter
+	upper    bool // the counter gives an upper bound, not an exact count
+	routes   []route
+}
+
+type route struct {
+	index  int
+	cfg    *config.Route
+	client *upstream.Client
+	prov   *config.Provider
+}
+
+// New builds a gateway from validated options.
+func New(o Options) (*Gateway, error) {
+	c := o.Config
+	g := &Gateway{
+		cfg:      c,
+		keys:     newKeyring(c),
+		models:   map[string]*model{},
+		policies: map[string]*config.Policy{},
+		replay:   check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
+		rec:      o.Recorder,
+		contam:   o.Contamination,
+		log:      o.Logger,
+		now:      o.Now,
+		limiter:  newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
+	}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	if g.rec == nil {
+		return nil, fmt.Errorf("gateway: a Recorder is required")
+	}
+	providers := map[string]*config.Provider{}
+	for i := range c.Providers {
+		providers[c.Providers[i].Name] = &c.Providers[i]
+	}
+	for i := range c.Policies {
+		g.policies[c.Policies[i].Name] = &c.Policies[i]
+	}
+	counters := map[string]tokenize.Counter{}
+	for i := range c.Models {
+		mc := &c.Models[i]
+		ctr, ok := counters[mc.Tokenizer]
+		if !ok {
+			var err error
+			if ctr, err = tokenize.Lookup(mc.Tokenizer); err != nil {
+				return nil, fmt.Errorf("model %s: %w", mc.Name, err)
+			}
+			counters[mc.Tokenizer] = ctr
+		}
+		m := &model{cfg: mc, capacity: mc.Capacity(), counter: ctr}
+		if ub, ok := ctr.(interface{ UpperBound() bool }); ok {
+			m.upper = ub.UpperBound()
+		}
+		for j := range mc.Routes {
+			rc := &mc.Routes[j]
+			cl, ok := o.Clients[rc.Provider]
+			if !ok {
+				return nil, fmt.Errorf("model %s: no client for provider %s", mc.Name, rc.Provider)
+			}
+			m.routes = append(m.routes, route{index: j, cfg: rc, client: cl, prov: providers[rc.Provider]})
+		}
+		g.models[mc.Name] = m
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/chat/completions", g.proxy(openaiChat))
+	mux.Handle("POST /v1/completions", g.proxy(openaiCompletions))
+	mux.Handle("POST /v1/embeddings", g.proxy(openaiEmbeddings))
+	mux.Handle("GET /v1/models", g.handle(g.listModels))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /readyz", g.handle(g.ready))
+	for pattern, h := range o.Mounts {
+		mux.Handle(pattern, h)
+	}
+	mux.Handle("/", g.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return custody.Errorf(custody.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	}))
+	g.mux = mux
+	return g, nil
+}
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+// Tenant authenticates r as a tenant (for handlers mounted beside the API).
+func (g *Gateway) Tenant(r *http.Request) (*config.Tenant, error) { return g.keys.tenant(r) }
+
+// Admin authenticates r as an admin.
+func (g *Gateway) Admin(r *http.Request) error { return g.keys.admin(r) }
+
+// IsAdminKey reports whether key is an admin key (for the console login).
+func (g *Gateway) IsAdminKey(key string) bool { return g.keys.isAdmin(key) }
+
+// ready answers /readyz: config loaded (we exist) and the ledger writable.
+func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
+	if rc, ok := g.rec.(interface{ Ready(context.Context) error }); ok {
+		if err := rc.Ready(r.Context()); err != nil {
+			return custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger is not writable")
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, err := w.Write([]byte("ready\n"))
+	return err
+}

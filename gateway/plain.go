@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/openai"
+)
+
+// maxResponse bounds a non-streamed upstream body.
+const maxResponse = 64 << 20
+
+// finishPlain checks a complete upstream response and, if it holds,
+// records it and delivers it byte for byte.
+func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Response) error {
+	tx := x.tx
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		if ctx.Err() != nil && x.r.Context().Err() == nil {
+			return custody.Wrap(custody.CodeUpstreamTimeout, err, "provider "+rt.cfg.Provider+" did not finish in time")
+		}
+		return custody.Wrap(custody.CodeUpstreamUnavailable, err, "provider "+rt.cfg.Provider+" broke off its answer")
+	}
+	if len(body) > maxResponse {
+		return custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s answered with more than %d bytes", rt.cfg.Provider, maxResponse)
+	}
+	x.checkEcho(rt, resp)
+	r, err := openai.ParseResponse(body)
+	if err != nil {
+		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "body is not a JSON object")
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s answered 200 with a body that is not a response", rt.cfg.Provider)
+	}
+	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = r.Model, r.SystemFingerprint, r.ID
+	if r.Usage != nil {
+		tx.PromptTokensReported, tx.CompletionTokens = r.Usage.PromptTokens, r.Usage.CompletionTokens
+	}
+
+	x.verdictOf(check.Shape(x.ep.name, r), custody.CheckShape)
+	x.checkModel(rt)
+	x.checkPromptTokens(r.Usage != nil)
+	x.checkReplay(rt, r.ID, body)
+	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
+		x.prompt.scanner.Write([]byte(r.Text()))
+		x.checkContamination()
+	}
+	if tx.Verdict == custody.Rejected {
+		return firstFailure(tx)
+	}
+	if tx.Verdict == "" {
+		tx.Verdict = custody.Verified
+	}
+	tx.Status = http.StatusOK
+	x.respCommit.Write(body)
+	if err := x.record(); err != nil {
+		return err
+	}
+	x.setHeaders()
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	x.w.WriteHeader(http.StatusOK)
+	x.started = true
+	_, err = x.w.Write(body)
+	if err != nil {
+		return nil // recorded and sent as far as the client let us
+	}
+	return nil
+}
+
+// verdictOf records the outcome of a check that returned err.
+func (x *exchange) verdictOf(err error, name string) {
+	if err == nil {
+		x.tx.Pass(name, "")
+		return
+	}
+	x.tx.Fail(name, custody.CodeOf(err), clientError(err).Message)
+}
+
+func (x *exchange) checkModel(rt route) {
+	x.verdictOf(check.Model(x.tx.ResponseModel, rt.cfg.Accept, rt.cfg.Model, x.policy.RequirePinned), custody.CheckModel)
+}
+
+// checkPromptTokens compares reported usage with the local count. Missing
+// usage leaves the transaction unverifiable: flagged, not verified.
+func (x *exchange) checkPromptTokens(haveUsage bool) {
+	tx := x.tx
+	local := x.prompt.wait().local
+	tx.PromptTokensLocal = local
+	if !haveUsage {
+		tx.Skip(custody.CheckPromptTokens, "no usage reported")
+		if tx.Verdict == "" || tx.Verdict == custody.Verified {
+			tx.Verdict = custody.Flagged
+		}
+		return
+	}
+	slack := x.model.cfg.PromptTokenSlack
+	band := check.PromptBand(local, x.model.upper, x.prompt.parts, slack.PerMessage, slack.Fixed)
+	if x.ep.name == openai.EndpointEmbeddings {
+		// Embeddings carry no chat framing or template.
+		band = check.PromptBand(local, x.model.upper, 0, 0, slack.Fixed)
+	}
+	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, band), custody.CheckPromptTokens)
+}
+
+// checkReplay claims the response id and the body digest for this request.
+func (x *exchange) checkReplay(rt route, id string, body []byte) {
+	now := x.g.now()
+	var err error
+	if id != "" {
+		err = x.g.replay.Claim("id\x00"+rt.cfg.Provider+"\x00"+id, x.tx.ID, now)
+	}
+	if err == nil && body != nil {
+		d := sha256.Sum256(body)
+		err = x.g.replay.Claim("digest\x00"+hex.EncodeToString(d[:]), x.tx.ID, now)
+	}
+	x.verdictOf(err, custody.CheckReplay)
+}
+
+// checkContamination acts on the scanner's finding by policy: reject, or
+// serve flagged.
+func (x *exchange) checkContamination() {
+	detail, found := x.prompt.scanner.Finding()
+	switch {
+	case !found:
+		x.tx.Pass(custody.CheckContamination, "")
+	case x.policy.OnContamination == "flag":
+		x.tx.Flag(custody.CheckContamination, custody.CodeCrossRequestContamination, detail)
+	default:
+		x.tx.Fail(custody.CheckContamination, custody.CodeCrossRequestContamination, detail)
+	}
+}
+
+// firstFailure is the error of the transaction's rejecting check.
+func firstFailure(tx *custody.Transaction) error {
+	for _, o := range tx.Outcomes {
+		if o.Status == custody.StatusFailed {
+			msg := o.Detail
+			if msg == "" {
+				msg = "integrity check " + o.Check + " failed"
+			}
+			return &custody.Error{Code: o.Code, Message: msg}
+		}
+	}
+	return errors.New("rejected without a failed check")
+}

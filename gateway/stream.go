@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/openai"
+)
+
+// maxEvent bounds one SSE event from an upstream.
+const maxEvent = 8 << 20
+
+// relayStream relays an upstream SSE stream chunk by chunk, never
+// buffering it whole. The first chunk is held until the stream's identity
+// (request-id echo, model, replay of its id) is checked, so a wrong
+// stream is refused before a byte reaches the client. Every later chunk
+// is checked before it is written; a violation ends the stream with one
+// error event and no [DONE]. The end of the stream is released only after
+// the transaction is durably recorded.
+func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, rt route, resp *http.Response) error {
+	tx := x.tx
+	rc := http.NewResponseController(x.w)
+	// The provider's timeout bounds each gap between chunks.
+	idle := time.AfterFunc(rt.prov.Timeout, cancel)
+	defer idle.Stop()
+
+	x.checkEcho(rt, resp)
+	if tx.Verdict == custody.Rejected {
+		return firstFailure(tx)
+	}
+	sr := openai.NewSSEReader(resp.Body, maxEvent)
+	var (
+		ident     check.Stream
+		chunk     openai.Response
+		sawUsage  bool
+		first     = true
+		readError error
+	)
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			readError = err
+			break
+		}
+		idle.Reset(rt.prov.Timeout)
+		if ev.Comment || len(ev.Data) == 0 {
+			continue // upstream keep-alives are not relayed
+		}
+		if ev.Done() {
+			break
+		}
+		if err := chunk.Decode(ev.Data); err != nil {
+			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "a chunk is not JSON")
+			return custody.Errorf(custody.CodeStreamInconsistent, "provider %s sent a chunk that is not JSON", rt.cfg.Provider)
+		}
+		if err := ident.Chunk(&chunk); err != nil {
+			x.verdictOf(err, custody.CheckStream)
+			return err
+		}
+		usageChunk := chunk.Usage != nil && len(chunk.Choices) == 0
+		if chunk.Usage != nil {
+			sawUsage = true
+			tx.PromptTokensReported, tx.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
+		}
+		if first {
+			first = false
+			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = chunk.Model, chunk.SystemFingerprint, chunk.ID
+			x.checkModel(rt)
+			x.checkReplay(rt, chunk.ID, nil)
+			if tx.Verdict == custody.Rejected {
+				return firstFailure(tx)
+			}
+		}
+		if text := chunk.Text(); text != "" {
+			if sc := x.prompt.wait().scanner; sc != nil {
+				sc.Write([]byte(text))
+				if _, found := sc.Finding(); found {
+					x.checkContamination()
+					if tx.Verdict == custody.Rejected {
+						return firstFailure(tx)
+					}
+				}
+			}
+		}
+		if !x.started {
+			x.startStream()
+		}
+		if usageChunk && !x.req.IncludeUsage {
+			continue // custody asked for it; the client did not
+		}
+		if err := x.deliver(ev.Raw); err != nil {
+			return x.clientGone(err)
+		}
+		if err := rc.Flush(); err != nil {
+			return x.clientGone(err)
+		}
+	}
+	if readError != nil && readError != io.EOF {
+		if x.r.Context().Err() != nil {
+			return x.clientGone(x.r.Context().Err())
+		}
+		if ctx.Err() != nil {
+			return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s went silent mid-stream", rt.cfg.Provider)
+		}
+		return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
+	}
+	if first {
+		tx.Fail(custody.CheckStream, custody.CodeUpstreamErrorAsSuccess, "empty stream")
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
+	}
+	if err := ident.End(sawUsage, true); err != nil {
+		x.verdictOf(err, custody.CheckStream)
+		return err
+	}
+	tx.Pass(custody.CheckStream, "")
+	x.checkPromptTokens(sawUsage)
+	if sc := x.prompt.wait().scanner; sc != nil {
+		if _, found := sc.Finding(); !found {
+			tx.Pass(custody.CheckContamination, "")
+		}
+	}
+	if tx.Verdict == custody.Rejected {
+		return firstFailure(tx)
+	}
+	if tx.Verdict == "" {
+		tx.Verdict = custody.Verified
+	}
+	tx.Status = http.StatusOK
+	if err := x.record(); err != nil {
+		return err
+	}
+	x.w.Write(openai.ReceiptComment(tx.ID))
+	x.w.Write(openai.DoneEvent)
+	x.setTrailers()
+	rc.Flush()
+	return nil
+}
+
+// startStream sends the status and headers, with the checks so far; the
+// final verdict and checks follow as trailers.
+func (x *exchange) startStream() {
+	x.setHeaders()
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	x.w.WriteHeader(http.StatusOK)
+	x.started = true
+}
+
+func (x *exchange) setTrailers() {
+	h := x.w.Header()
+	h.Set(http.TrailerPrefix+"Custody-Verdict", string(x.tx.Verdict))
+	h.Set(http.TrailerPrefix+"Custody-Checks", x.tx.ChecksHeader())
+}
+
+// endStreamWithError records the rejection, then writes the receipt
+// comment and one error event; no [DONE], so SDKs raise.
+func (x *exchange) endStreamWithError(e *custody.Error) {
+	if e.Code == custody.CodeClientClosed {
+		x.record() // best effort: nobody is listening
+		return
+	}
+	if err := x.record(); err != nil {
+		e = clientError(err)
+	} else {
+		x.w.Write(openai.ReceiptComment(x.tx.ID))
+	}
+	x.w.Write(openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)))
+	x.setTrailers()
+	http.NewResponseController(x.w).Flush()
+}
+
+// clientGone marks a transaction whose client disconnected.
+func (x *exchange) clientGone(err error) error {
+	return &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: errors.Join(err, context.Canceled)}
+}

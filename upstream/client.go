@@ -1,0 +1,139 @@
+// Package upstream calls model providers. A Client is one provider: its
+// base URL, its credentials and its own connection pool, so that a
+// misbehaving provider cannot exhaust another's connections.
+//
+// A connection is reused only after its response body was read to the
+// end; a call abandoned early (client gone, check failed mid-stream) is
+// cancelled, which closes the connection: a connection in an unknown
+// state never carries another request.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/custody-gateway/custody"
+)
+
+// Config is one provider as the client needs it.
+type Config struct {
+	Name    string
+	BaseURL string // ends in /v1
+	APIKey  string // sent as a bearer token; never logged
+	Timeout time.Duration
+	// RequestIDEcho names the response header that must echo X-Request-Id.
+	RequestIDEcho string
+}
+
+// Client calls one provider.
+type Client struct {
+	cfg  Config
+	base string
+	http *http.Client
+}
+
+// New makes a client with its own transport.
+func New(cfg Config) *Client {
+	t := &http.Transport{
+		Proxy:                 nil, // custody talks to its upstreams directly
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+		ExpectContinueTimeout: time.Second,
+		// Ask for identity encoding: custody checks and commits to the
+		// exact bytes, and relays them to the client unchanged.
+		DisableCompression: true,
+		ForceAttemptHTTP2:  true,
+	}
+	return &Client{
+		cfg:  cfg,
+		base: strings.TrimRight(cfg.BaseURL, "/"),
+		http: &http.Client{Transport: t, CheckRedirect: noRedirects},
+	}
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Name is the provider's config name.
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Config is the client's configuration.
+func (c *Client) Config() Config { return c.cfg }
+
+// Call is one upstream request.
+type Call struct {
+	Path        string // e.g. /chat/completions, appended to the base URL
+	Body        []byte
+	RequestID   string // sent as X-Request-Id
+	TraceParent string // sent as traceparent
+	Stream      bool
+}
+
+// Do sends the call. Transport failures come back as *custody.Error
+// with upstream_timeout or upstream_unavailable; a cancelled ctx comes
+// back as ctx.Err(). The caller must close the response body.
+func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+call.Path, bytes.NewReader(call.Body))
+	if err != nil {
+		return nil, custody.Wrap(custody.CodeUpstreamUnavailable, err, "the upstream URL is invalid")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if call.Stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	req.Header.Set("X-Request-Id", call.RequestID)
+	if call.TraceParent != "" {
+		req.Header.Set("Traceparent", call.TraceParent)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.classify(ctx, err)
+	}
+	return resp, nil
+}
+
+// Get fetches a path (for canaries and model listings).
+func (c *Client) Get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, custody.Wrap(custody.CodeUpstreamUnavailable, err, "the upstream URL is invalid")
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.classify(ctx, err)
+	}
+	return resp, nil
+}
+
+func (c *Client) classify(ctx context.Context, err error) error {
+	if ctx.Err() == context.Canceled {
+		return ctx.Err()
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return custody.Wrap(custody.CodeUpstreamTimeout, err,
+			fmt.Sprintf("provider %s did not answer in time", c.cfg.Name))
+	}
+	return custody.Wrap(custody.CodeUpstreamUnavailable, err,
+		fmt.Sprintf("provider %s is unreachable", c.cfg.Name))
+}
+
+// CloseIdle closes idle connections (on shutdown and config reload).
+func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
