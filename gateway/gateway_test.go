@@ -55,8 +55,8 @@ type fakeUpstream struct {
 	calls  atomic.Int32
 	status int
 	mutate func(resp map[string]any, r *http.Request) // edit the plain response
-	echo   func(id string) string                      // X-Request-Id echo
-	stream func(w io.Writer, id string, usage int)      // custom stream body
+	echo   func(id string) string                     // X-Request-Id echo
+	stream func(w io.Writer, id string, usage int)    // custom stream body
 	last   atomic.Pointer[http.Request]
 	body   atomic.Pointer[[]byte]
 	delay  time.Duration
@@ -323,15 +323,15 @@ func TestStreamRelay(t *testing.T) {
 
 func TestRejections(t *testing.T) {
 	type tcase struct {
-		name       string
-		key, body  string
-		hdr        []string
-		setup      func(h *harness)
-		status     int
-		code       custody.Code
-		forwarded  bool // the upstream was called
-		recorded   bool
-		notInBody  string
+		name      string
+		key, body string
+		hdr       []string
+		setup     func(h *harness)
+		status    int
+		code      custody.Code
+		forwarded bool // the upstream was called
+		recorded  bool
+		notInBody string
 	}
 	big := chat("big", strings.Repeat("word ", 80), false)
 	cases := []tcase{
@@ -350,7 +350,9 @@ func TestRejections(t *testing.T) {
 			h.primary.mutate = func(m map[string]any, _ *http.Request) { m["model"] = "cheaper-model" }
 		}, status: 502, code: custody.CodeModelMismatch, forwarded: true, recorded: true},
 		{name: "placeholder usage", key: "sk-acme", body: chat("small", strings.Repeat("word ", 100), false), setup: func(h *harness) {
-			h.primary.mutate = func(m map[string]any, _ *http.Request) { m["usage"] = map[string]any{"prompt_tokens": 1, "completion_tokens": 2} }
+			h.primary.mutate = func(m map[string]any, _ *http.Request) {
+				m["usage"] = map[string]any{"prompt_tokens": 1, "completion_tokens": 2}
+			}
 		}, status: 502, code: custody.CodePromptTokenMismatch, forwarded: true, recorded: true},
 		{name: "echo of another request", key: "sk-acme", body: chat("small", "hi", false), setup: func(h *harness) {
 			h.primary.echo = func(string) string { return "someone-else" }
