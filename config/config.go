@@ -104,6 +104,11 @@ type Provider struct {
 	// Timeout bounds one upstream call until its response headers, and
 	// each gap between stream chunks. Default 120s.
 	Timeout time.Duration `yaml:"timeout"`
+	// BreakerThreshold consecutive failures (transport, 5xx, 429) open
+	// the provider's circuit breaker for BreakerCooldown, after which one
+	// probe is let through. Defaults 5 and 5s.
+	BreakerThreshold int           `yaml:"breaker_threshold"`
+	BreakerCooldown  time.Duration `yaml:"breaker_cooldown"`
 	// Sim configures a sim provider.
 	Sim SimOptions `yaml:"sim"`
 }

@@ -9,52 +9,88 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/upstream"
 )
 
 // forward tries the model's routes in order, as the policy permits, and
-// finishes the exchange with the first upstream that answers.
+// finishes the exchange with the first upstream that answers. Routes
+// outside the policy's regions are never used; moving past the first
+// eligible route (because it failed, its breaker is open or canaries
+// quarantined it) is a fallback, which the policy may forbid and the
+// retry budget bounds.
 func (x *exchange) forward() error {
-	tx := x.tx
-	var primaryErr error
+	g, tx := x.g, x.tx
+	now := g.now()
+	g.budget.Request(now)
+	var primaryErr, lastErr error
 	tried := 0
 	for _, rt := range x.model.routes {
-		if len(x.policy.Regions) > 0 && !slices.Contains(x.policy.Regions, rt.prov.Region) {
+		pr := policy.Route{Provider: rt.cfg.Provider, Region: rt.prov.Region,
+			Quarantined: g.health != nil && g.health.Quarantined(x.model.cfg.Name, rt.index),
+			BreakerOpen: rt.client.Breaker().State(now) == upstream.StateOpen}
+		if !policy.Eligible(x.policy, pr) {
 			continue
 		}
-		if tried > 0 && x.policy.Fallback != "allow" {
-			return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
-				Message: fmt.Sprintf("policy %s forbids fallback; the primary route failed: %s", x.policy.Name, clientError(primaryErr).Message)}
+		if tried > 0 {
+			if !policy.MayFallback(x.policy) {
+				return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
+					Message: fmt.Sprintf("policy %s forbids fallback; the primary route (%s) failed: %s", x.policy.Name, tx.FallbackChain[0], clientError(primaryErr).Message)}
+			}
+			if !g.budget.Retry(now) {
+				return lastErr
+			}
 		}
 		tried++
 		tx.FallbackChain = append(tx.FallbackChain, rt.cfg.Provider)
 		tx.Provider, tx.Region, tx.UpstreamModel, tx.Route = rt.cfg.Provider, rt.prov.Region, rt.cfg.Model, rt.index
+		tx.Decision = "primary"
 		if tried > 1 {
 			tx.Decision = "fallback"
-		} else {
-			tx.Decision = "primary"
 		}
-		done, err := x.attempt(rt)
-		if done || err == nil {
-			return err
+		var err error
+		switch skip := policy.Healthy(pr); {
+		case skip == policy.SkipQuarantined:
+			err = custody.Errorf(custody.CodeRouteQuarantined, "route %s of model %s is quarantined by its canaries", rt.cfg.Provider, x.model.cfg.Name)
+		case !rt.client.Breaker().Allow(now):
+			err = custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s is failing; its circuit breaker is open", rt.cfg.Provider)
+		default:
+			var done bool
+			done, err = x.attempt(rt)
+			if done || err == nil {
+				rt.client.Breaker().Success()
+				return err
+			}
+			if !policy.Retriable(err) {
+				return err
+			}
+			rt.client.Breaker().Failure(g.now(), retryAfter(err))
 		}
 		if primaryErr == nil {
 			primaryErr = err
 		}
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
+		lastErr = err
 	}
-	if primaryErr != nil {
-		return primaryErr
+	if lastErr != nil {
+		return lastErr
 	}
 	return &custody.Error{Code: custody.CodeFallbackNotPermitted,
 		Message: fmt.Sprintf("policy %s permits none of the routes of model %s", x.policy.Name, x.model.cfg.Name)}
+}
+
+// retryAfter is the upstream's Retry-After carried by err, if any.
+func retryAfter(err error) time.Duration {
+	var e *custody.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		return time.Duration(e.RetryAfter) * time.Second
+	}
+	return 0
 }
 
 // attempt makes one upstream call. It returns done=false with an error
@@ -114,9 +150,12 @@ func (x *exchange) upstreamStatus(rt route, resp *http.Response) (bool, error) {
 	code := strings.Trim(string(env.Error.Code), `"`)
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return false, custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s answered HTTP %d", rt.cfg.Provider, resp.StatusCode)
+		ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		return false, &custody.Error{Code: custody.CodeUpstreamUnavailable, RetryAfter: min(max(ra, 0), 3600),
+			Message: fmt.Sprintf("provider %s answered HTTP %d", rt.cfg.Provider, resp.StatusCode)}
 	case code == string(custody.CodeContextLengthExceeded):
-		return false, custody.Errorf(custody.CodeContextLengthExceeded, "provider %s refused the prompt as too long: %s", rt.cfg.Provider, msg)
+		return false, &custody.Error{Code: custody.CodeContextLengthExceeded, HTTPStatus: resp.StatusCode,
+			Message: fmt.Sprintf("provider %s refused the prompt as too long: %s", rt.cfg.Provider, msg)}
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)

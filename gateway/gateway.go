@@ -18,6 +18,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -43,6 +44,8 @@ type Options struct {
 	Logger        *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Health, when set, quarantines routes that canaries found broken.
+	Health Health
 	// Extra handlers mounted beside the API (the log, admin endpoints).
 	Mounts map[string]http.Handler
 }
@@ -60,6 +63,13 @@ type Gateway struct {
 	now      func() time.Time
 	mux      *http.ServeMux
 	limiter  *tenantLimiter
+	budget   *policy.Budget
+	health   Health
+}
+
+// Health tells which routes canaries have quarantined.
+type Health interface {
+	Quarantined(model string, route int) bool
 }
 
 // model is a client-facing model with its resolved routes and counter.
@@ -92,6 +102,8 @@ func New(o Options) (*Gateway, error) {
 		log:      o.Logger,
 		now:      o.Now,
 		limiter:  newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
+		budget:   policy.NewBudget(0.2, 10),
+		health:   o.Health,
 	}
 	if g.log == nil {
 		g.log = slog.Default()

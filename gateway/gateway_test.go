@@ -86,7 +86,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Messages []struct{ Role, Content string }
 	}
 	json.Unmarshal(b, &req)
-	enc, _ := tokenize.Lookup("o200k_base")
+	enc := o200k(f.t)
 	var msgs []tokenize.Message
 	for _, m := range req.Messages {
 		msgs = append(msgs, tokenize.Message{Role: m.Role, Content: m.Content})
@@ -118,6 +118,21 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+var (
+	o200kOnce sync.Once
+	o200kEnc  tokenize.Counter
+)
+
+func o200k(t *testing.T) tokenize.Counter {
+	o200kOnce.Do(func() {
+		var err error
+		if o200kEnc, err = tokenize.Lookup("o200k_base"); err != nil {
+			t.Error(err)
+		}
+	})
+	return o200kEnc
 }
 
 type harness struct {
@@ -159,6 +174,7 @@ limits: {max_body_bytes: 4096}
 
 func newHarness(t *testing.T, yaml string) *harness {
 	t.Helper()
+	o200k(t) // loaded once, before any upstream deadline runs
 	h := &harness{t: t, rec: &memRecorder{}, primary: &fakeUpstream{t: t}, backup: &fakeUpstream{t: t}}
 	ps := httptest.NewServer(h.primary)
 	bs := httptest.NewServer(h.backup)
@@ -172,7 +188,8 @@ func newHarness(t *testing.T, yaml string) *harness {
 	}
 	clients := map[string]*upstream.Client{}
 	for _, p := range cfg.Providers {
-		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout})
+		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
+			BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
 	}
 	gw, err := New(Options{Config: cfg, Clients: clients, Recorder: h.rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -29,13 +29,18 @@ type Config struct {
 	Timeout time.Duration
 	// RequestIDEcho names the response header that must echo X-Request-Id.
 	RequestIDEcho string
+	// BreakerThreshold consecutive failures open the breaker for
+	// BreakerCooldown. Zero means 5 and 5s.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
 }
 
 // Client calls one provider.
 type Client struct {
-	cfg  Config
-	base string
-	http *http.Client
+	cfg     Config
+	base    string
+	http    *http.Client
+	breaker *Breaker
 }
 
 // New makes a client with its own transport.
@@ -54,14 +59,25 @@ func New(cfg Config) *Client {
 		DisableCompression: true,
 		ForceAttemptHTTP2:  true,
 	}
+	threshold, cooldown := cfg.BreakerThreshold, cfg.BreakerCooldown
+	if threshold <= 0 {
+		threshold = 5
+	}
+	if cooldown <= 0 {
+		cooldown = 5 * time.Second
+	}
 	return &Client{
-		cfg:  cfg,
-		base: strings.TrimRight(cfg.BaseURL, "/"),
-		http: &http.Client{Transport: t, CheckRedirect: noRedirects},
+		breaker: NewBreaker(threshold, cooldown),
+		cfg:     cfg,
+		base:    strings.TrimRight(cfg.BaseURL, "/"),
+		http:    &http.Client{Transport: t, CheckRedirect: noRedirects},
 	}
 }
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// Breaker is the provider's circuit breaker.
+func (c *Client) Breaker() *Breaker { return c.breaker }
 
 // Name is the provider's config name.
 func (c *Client) Name() string { return c.cfg.Name }
