@@ -155,8 +155,8 @@ func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, f
 // third chunk after the first carries another stream's id and created;
 // under response-swap the previous stream's transcript is sent instead.
 func (s *Server) writeStream(c *call, kind string, head envelope, events [][]byte) error {
+	other := s.otherStream(streamHead{id: head.ID, created: head.Created})
 	if c.faults[FaultStreamInterleave] {
-		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
 		for i := 1; i < len(events); i += 3 {
 			events[i] = reHead(events[i], other)
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/custody-gateway/custody/tokenize"
 )
 
 // Config configures a Server. The zero value is a clean, fast simulator
@@ -31,6 +33,10 @@ type Config struct {
 	// PageTokens is the number of toy-model tokens (words) per KV page; 0
 	// means 16. Pages is the size of the pool; 0 means 8192.
 	PageTokens, Pages int
+	// Counter counts prompt tokens for usage and capacity; nil means
+	// o200k_base (tokenize.Lookup), which takes a moment to load: pass one
+	// already loaded to start many servers quickly.
+	Counter tokenize.Counter
 	// MaxBodyBytes bounds request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
 }

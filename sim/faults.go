@@ -132,7 +132,7 @@ func parseFaultList(v string, into faultSet) error {
 		}
 		f, err := ParseFault(name)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: X-Sim-Fault: %w", errBadRequest, err)
 		}
 		into[f] = true
 	}
@@ -148,7 +148,7 @@ func (fs faultSet) errorAs200Form(h uint64) Fault {
 		}
 	}
 	if fs[FaultErrorAs200] {
-		return []Fault{FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort, FaultErrorAs200EmptyLength}[h%4]
+		return []Fault{FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort, FaultErrorAs200EmptyLength}[mix(h)%4]
 	}
 	return ""
 }

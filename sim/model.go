@@ -37,7 +37,7 @@ var vocabulary = [...]string{
 
 const (
 	placeholderWord = "<|placeholder|>"
-	variantEps      = 0.15
+	variantEps      = 0.02
 	nonceMinLen     = 8
 )
 

@@ -56,9 +56,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	counter, err := tokenize.Lookup("o200k_base")
-	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
+	counter := cfg.Counter
+	if counter == nil {
+		if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
 	}
 	s := &Server{
 		cfg:     cfg,
