@@ -25,7 +25,7 @@ func (s *Server) chat(c *call) error {
 	p := prompt{
 		words:             all,
 		tokens:            tokenize.Chat(s.counter, msgs),
-		placeholderTokens: tokenize.Chat(s.counter, []tokenize.Message{{Role: "user", Content: "x"}}) - s.counter.Count("x") + 1,
+		placeholderTokens: s.chatPlaceholder,
 		truncate: func() ([]string, int) {
 			tm := truncateMessages(msgs, len(all)/2)
 			var kept []string

@@ -21,14 +21,17 @@ import (
 
 // Server is the simulator; it implements http.Handler.
 type Server struct {
-	cfg     Config
-	faults  faultSet // Config.Faults, read-only after New
-	served  map[string]bool
-	counter tokenize.Counter
-	pool    *kvPool
-	mux     *http.ServeMux
-	seq     atomic.Uint64 // request sequence numbers, the page owners
-	created int64         // the `created` of GET /v1/models entries
+	cfg    Config
+	faults faultSet // Config.Faults, read-only after New
+	served map[string]bool
+	// chatPlaceholder is usage.prompt_tokens of a chat prompt replaced by
+	// the one-token placeholder: 1 plus the framing of one user message.
+	chatPlaceholder int
+	counter         tokenize.Counter
+	pool            *kvPool
+	mux             *http.ServeMux
+	seq             atomic.Uint64 // request sequence numbers, the page owners
+	created         int64         // the `created` of GET /v1/models entries
 
 	mu  sync.Mutex
 	mem memory // what earlier requests left behind; guarded by mu
@@ -75,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 	for _, f := range cfg.Faults {
 		s.faults[f] = true
 	}
+	s.chatPlaceholder = tokenize.Chat(counter, []tokenize.Message{{Role: "user"}}) + 1
 	for _, m := range cfg.Models {
 		s.served[m] = true
 	}
@@ -82,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/completions", s.adapt(s.completions))
 	s.mux.HandleFunc("POST /v1/embeddings", s.adapt(s.embeddings))
 	s.mux.HandleFunc("GET /v1/models", s.adapt(s.models))
+	s.mux.HandleFunc("/", s.adapt(s.notFound))
 	return s, nil
 }
 
@@ -214,6 +219,17 @@ func (s *Server) checkModel(model string) error {
 	}
 	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "model_not_found", param: "model",
 		msg: fmt.Sprintf("the model %q does not exist", model)}
+}
+
+// notFound answers unknown paths (404) and known paths with the wrong
+// method (405) in OpenAI's error shape.
+func (s *Server) notFound(c *call) error {
+	switch c.r.URL.Path {
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models":
+		return &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: "method_not_allowed",
+			msg: fmt.Sprintf("method %s is not allowed on this path", c.r.Method)}
+	}
+	return &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "not_found", msg: "unknown path"}
 }
 
 func (s *Server) models(c *call) error {
