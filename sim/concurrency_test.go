@@ -67,3 +67,56 @@ func TestConcurrentCleanTraffic(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentStaleKVFailsClosed mixes clean requests with stale-kv ones
+// on a tagged pool: clean requests are always served clean, and a faulted
+// one is either refused (500) or, when there was no stale page to read,
+// served from its own pages only. Never a 200 with foreign data.
+func TestConcurrentStaleKVFailsClosed(t *testing.T) {
+	ts := newTestServer(t, Config{OwnershipTags: true, AllowFaultHeader: true, Pages: 96, PageTokens: 4})
+	const workers, each = 16, 10
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	refused := 0
+	errs := make(chan string, workers*each)
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				nonce := fmt.Sprintf("q%02dx%04d", g, i)
+				p := fmt.Sprintf("worker %d request %d secret %s", g, i, nonce)
+				var hdr []string
+				faulted := (g+i)%2 == 0
+				if faulted {
+					hdr = []string{"X-Sim-Fault", string(FaultStaleKV)}
+				}
+				r := post(t, ts, "/v1/chat/completions", chatBody("sim-1", false, p), hdr...)
+				if faulted && r.status == 500 {
+					mu.Lock()
+					refused++
+					mu.Unlock()
+					continue
+				}
+				if r.status != 200 {
+					errs <- fmt.Sprintf("worker %d req %d (faulted %v): status %d", g, i, faulted, r.status)
+					continue
+				}
+				for _, n := range testNonce.FindAllString(r.resp.text(), -1) {
+					if n != nonce {
+						errs <- fmt.Sprintf("worker %d req %d (faulted %v): 200 with foreign nonce %s", g, i, faulted, n)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if refused == 0 {
+		t.Error("no stale-kv request was refused: the fault never read a stale page")
+	}
+	t.Logf("%d of %d stale-kv requests failed closed", refused, workers*each/2)
+}

@@ -162,7 +162,9 @@ func generate(context []string, variant int, p genParams) ([]genToken, string) {
 		cands = cands[:0]
 		free := step - len(nonces) // steps since the nonces were echoed
 		if free < 0 {
-			cands = append(cands, candidate{word: nonces[step], logit: 12, pos: -1})
+			// A logit far above the rest: nonces are echoed even when
+			// sampling at temperature 2.
+			cands = append(cands, candidate{word: nonces[step], logit: 30, pos: -1})
 		} else {
 			cands = append(cands, candidate{eos: true, logit: float64(free-14)*0.5 + unit(mix(h, uint64(step), 1)), pos: -1})
 		}
