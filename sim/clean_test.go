@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/base64"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -393,5 +394,71 @@ func TestVariant(t *testing.T) {
 	t.Logf("variant: text differs in %d/%d answers, first logprob in %d/%d", textDiffers, n, lpDiffers, n)
 	if textDiffers == 0 || textDiffers == n || lpDiffers < n/2 {
 		t.Errorf("variant text differs in %d/%d, logprobs in %d/%d: want some but not all texts, most logprobs", textDiffers, n, lpDiffers, n)
+	}
+}
+
+// TestCleanTrafficLooksClean runs a mixed sequence of clean requests and
+// checks every property a custody check keys on, so that none of the
+// checks could flag clean traffic: fresh ids and bodies, honest usage, the
+// requested model with a stable fingerprint, the echoed request id,
+// consistent streams, a success shape, and no other request's nonce.
+func TestCleanTrafficLooksClean(t *testing.T) {
+	ts := newTestServer(t, Config{OwnershipTags: true, Pages: 64, PageTokens: 4})
+	ids, bodies := map[string]bool{}, map[string]bool{}
+	fps := map[string]string{}
+	for i := range 30 {
+		nonce := fmt.Sprintf("q%02dx%04d", i, i)
+		p := fmt.Sprintf("clean request %d with secret %s and some words", i, nonce)
+		rid := fmt.Sprintf("rid-%d", i)
+		stream := i%3 == 1
+		path, body := "/v1/chat/completions", chatBody("sim-1", stream, p)
+		want := chatTokens(t, p)
+		if i%3 == 2 {
+			path, body, want = "/v1/completions", map[string]any{"model": "sim-1", "prompt": p}, o200k(t).Count(p)
+		}
+		r := post(t, ts, path, body, "X-Request-Id", rid)
+		if r.status != 200 || r.header.Get("X-Request-Id") != rid {
+			t.Fatalf("request %d: status %d, echoed %q", i, r.status, r.header.Get("X-Request-Id"))
+		}
+		if bodies[string(r.body)] {
+			t.Errorf("request %d: body delivered twice", i)
+		}
+		bodies[string(r.body)] = true
+		resp, text := r.resp, r.resp.text()
+		if stream {
+			for _, ev := range r.events {
+				if ev.ID != r.events[0].ID || ev.Created != r.events[0].Created || ev.Model != r.events[0].Model || ev.SystemFingerprint != r.events[0].SystemFingerprint {
+					t.Errorf("request %d: inconsistent stream", i)
+				}
+			}
+			resp = r.events[len(r.events)-1]
+			resp.Choices = r.events[len(r.events)-2].Choices
+			text = r.streamText()
+		}
+		if ids[resp.ID] {
+			t.Errorf("request %d: id %s reused", i, resp.ID)
+		}
+		ids[resp.ID] = true
+		if resp.Model != "sim-1" {
+			t.Errorf("request %d: model %q", i, resp.Model)
+		}
+		if old, ok := fps[path]; ok && old != resp.SystemFingerprint {
+			t.Errorf("request %d: fingerprint moved", i)
+		}
+		fps[path] = resp.SystemFingerprint
+		if resp.Usage == nil || resp.Usage.PromptTokens != want || resp.Usage.CompletionTokens == 0 {
+			t.Errorf("request %d: usage %+v, want prompt_tokens %d", i, resp.Usage, want)
+		}
+		if f := resp.finish(); resp.Error != nil || (f != "stop" && f != "length") {
+			t.Errorf("request %d: error %v finish %q", i, resp.Error, f)
+		}
+		for _, n := range testNonce.FindAllString(text, -1) {
+			if n != nonce {
+				t.Errorf("request %d: foreign nonce %s", i, n)
+			}
+		}
+		if !strings.Contains(text, nonce) {
+			t.Errorf("request %d: own nonce missing", i)
+		}
 	}
 }

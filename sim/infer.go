@@ -78,6 +78,10 @@ func (s *Server) infer(ctx context.Context, o owner, fs faultSet, model string, 
 	if staleRead > 0 {
 		read = append(append([]pageRef(nil), table...), s.pool.stale(staleRead)...)
 	}
+	if err := ctx.Err(); err != nil { // the client left: do not decode
+		release()
+		return nil, err
+	}
 	ctxWords, err := s.pool.read(make([]string, 0, len(read)*s.cfg.PageTokens), o, read)
 	if err != nil {
 		release()
