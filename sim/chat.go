@@ -1,0 +1,150 @@
+package sim
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/custody-gateway/custody/tokenize"
+)
+
+// chat serves POST /v1/chat/completions.
+func (s *Server) chat(c *call) error {
+	req, msgs, err := parseChat(c.body)
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	var all []string
+	for _, m := range msgs {
+		all = append(all, words(m.Content)...)
+	}
+	p := prompt{
+		words:             all,
+		tokens:            tokenize.Chat(s.counter, msgs),
+		placeholderTokens: s.chatPlaceholder,
+		truncate: func() ([]string, int) {
+			tm := truncateMessages(msgs, len(all)/2)
+			var kept []string
+			for _, m := range tm {
+				kept = append(kept, words(m.Content)...)
+			}
+			return kept, tokenize.Chat(s.counter, tm)
+		},
+	}
+	maxTokens := req.MaxTokens
+	if req.MaxCompletionTokens != nil {
+		maxTokens = req.MaxCompletionTokens
+	}
+	top := 0
+	if req.TopLogprobs != nil {
+		top = *req.TopLogprobs
+	}
+	gp := genParamsOf(maxTokens, req.Temperature, req.Seed, top)
+	res, err := s.infer(c.r.Context(), c.owner, c.faults, req.Model, p, gp)
+	if err != nil {
+		return err
+	}
+	defer res.release()
+	form := c.faults.errorAs200Form(res.digest)
+	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+
+	head := envelope{
+		ID:                s.responseID("chat", "chatcmpl-", c.faults[FaultDuplicateID]),
+		Created:           time.Now().Unix(),
+		Model:             res.model,
+		SystemFingerprint: res.fingerprint,
+	}
+	u := &usage{PromptTokens: res.promptTokens, CompletionTokens: len(res.tokens), TotalTokens: res.promptTokens + len(res.tokens)}
+	if req.Stream {
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		events := chatStreamEvents(head, res, req.Logprobs, includeUsage, form)
+		return s.writeStream(c, "chat-stream", head, events)
+	}
+	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
+		return err
+	}
+	var body []byte
+	if form == FaultErrorAs200Body {
+		body = errorAs200Body()
+	} else {
+		head.Object = "chat.completion"
+		head.Usage = u
+		choice := chatChoice{
+			Message:      &chatOutMessage{Role: "assistant", Content: content(res.tokens)},
+			FinishReason: strPtr(res.finish),
+		}
+		if req.Logprobs {
+			choice.Logprobs = chatLogprobsOf(res.tokens)
+		}
+		head.Choices = []chatChoice{choice}
+		if form == FaultErrorAs200Empty {
+			head.Choices = []chatChoice{}
+		}
+		if body, err = json.Marshal(head); err != nil {
+			return err
+		}
+	}
+	writeBody(c.w, s.swapBody("chat", body, c.faults[FaultResponseSwap]))
+	return nil
+}
+
+// truncateMessages keeps the first keep words of msgs, in order; messages
+// past the cut keep their role and lose their content.
+func truncateMessages(msgs []tokenize.Message, keep int) []tokenize.Message {
+	out := make([]tokenize.Message, len(msgs))
+	for i, m := range msgs {
+		w := words(m.Content)
+		n := min(len(w), keep)
+		keep -= n
+		m.Content = strings.Join(w[:n], " ")
+		out[i] = m
+	}
+	return out
+}
+
+// chatStreamEvents renders a chat completion as SSE events: a role chunk,
+// one chunk per token, a finish chunk, and (includeUsage) a usage chunk
+// with empty choices, as OpenAI does.
+func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, form Fault) [][]byte {
+	head.Object = "chat.completion.chunk"
+	if form == FaultErrorAs200Body {
+		return [][]byte{errorAs200Body()}
+	}
+	var chunks []any
+	choice := func(ch chatChoice) any {
+		if form == FaultErrorAs200Empty {
+			return []chatChoice{}
+		}
+		return []chatChoice{ch}
+	}
+	empty := ""
+	chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{Role: "assistant", Content: &empty}}))
+	for _, t := range res.tokens {
+		text := t.text
+		ch := chatChoice{Delta: &chatDelta{Content: &text}}
+		if logprobs {
+			ch.Logprobs = chatLogprobsOf([]genToken{t})
+		}
+		chunks = append(chunks, choice(ch))
+	}
+	chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{}, FinishReason: strPtr(res.finish)}))
+	events := make([][]byte, 0, len(chunks)+1)
+	for _, ch := range chunks {
+		h := head
+		h.Choices = ch
+		b, _ := json.Marshal(h)
+		events = append(events, b)
+	}
+	if includeUsage {
+		h := head
+		h.Choices = []chatChoice{}
+		n := len(res.tokens)
+		h.Usage = &usage{PromptTokens: res.promptTokens, CompletionTokens: n, TotalTokens: res.promptTokens + n}
+		b, _ := json.Marshal(h)
+		events = append(events, b)
+	}
+	return events
+}

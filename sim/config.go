@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/custody-gateway/custody/tokenize"
+)
+
+// Config configures a Server. The zero value is a clean, fast simulator
+// serving "sim-1".
+type Config struct {
+	// Models are the model names served; nil means ["sim-1"]. A response's
+	// `model` is the requested name (unless a fault says otherwise).
+	Models []string
+	// Capacity is the number of prompt tokens prefill accepts; 0 means
+	// 32768. A prompt over it gets 400 context_length_exceeded.
+	Capacity int
+	// Faults are applied to every request.
+	Faults []Fault
+	// AllowFaultHeader honours X-Sim-Fault: name[,name] per request.
+	AllowFaultHeader bool
+	// OwnershipTags makes every KV page carry (request, tenant,
+	// generation); a decode reading a page it does not own fails the
+	// request closed with a 500.
+	OwnershipTags bool
+	// TokenDelay is the model time per generated token; 0 means none.
+	TokenDelay time.Duration
+	// Variant 0 is the honest model; n > 0 a close variant whose answers and
+	// logprobs differ slightly (for identity tests).
+	Variant int
+	// PageTokens is the number of toy-model tokens (words) per KV page; 0
+	// means 16. Pages is the size of the pool; 0 means 8192.
+	PageTokens, Pages int
+	// Counter counts prompt tokens for usage and capacity; nil means
+	// o200k_base (tokenize.Lookup), which takes a moment to load: pass one
+	// already loaded to start many servers quickly.
+	Counter tokenize.Counter
+	// MaxBodyBytes bounds request bodies; 0 means 64 MiB.
+	MaxBodyBytes int64
+}
+
+const (
+	defaultModel      = "sim-1"
+	defaultCapacity   = 32768
+	defaultPageTokens = 16
+	defaultPages      = 8192
+	defaultMaxBody    = 64 << 20
+	defaultMaxTokens  = 32
+	maxMaxTokens      = 4096
+)
+
+// withDefaults returns cfg with zero fields filled, or an error naming
+// every bad field.
+func (cfg Config) withDefaults() (Config, error) {
+	var errs []error
+	if len(cfg.Models) == 0 {
+		cfg.Models = []string{defaultModel}
+	}
+	for _, m := range cfg.Models {
+		if m == "" {
+			errs = append(errs, errors.New("models: empty model name"))
+		}
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = defaultCapacity
+	}
+	if cfg.PageTokens == 0 {
+		cfg.PageTokens = defaultPageTokens
+	}
+	if cfg.Pages == 0 {
+		cfg.Pages = defaultPages
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = defaultMaxBody
+	}
+	if cfg.Capacity < 0 {
+		errs = append(errs, fmt.Errorf("capacity: %d is negative", cfg.Capacity))
+	}
+	if cfg.PageTokens < 0 || cfg.Pages < 0 {
+		errs = append(errs, fmt.Errorf("pages: geometry %d×%d is negative", cfg.Pages, cfg.PageTokens))
+	}
+	if cfg.Variant < 0 {
+		errs = append(errs, fmt.Errorf("variant: %d is negative", cfg.Variant))
+	}
+	if cfg.TokenDelay < 0 {
+		errs = append(errs, fmt.Errorf("token delay: %v is negative", cfg.TokenDelay))
+	}
+	for _, f := range cfg.Faults {
+		if _, err := ParseFault(string(f)); err != nil {
+			errs = append(errs, fmt.Errorf("faults: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, fmt.Errorf("sim config: %w", err)
+	}
+	return cfg, nil
+}

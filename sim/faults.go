@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault is the name of one reproducible serving failure (SPEC §9). The
+// comment of each constant says how it shows on the wire and which custody
+// check catches it; sim's tests prove the symptom.
+type Fault string
+
+const (
+	// FaultPlaceholderSubstitution: prefill treats any prompt as over
+	// capacity, substitutes a one-token placeholder, and decode is handed a
+	// page table sized for the original prompt whose other entries are pages
+	// freed by earlier requests. usage.prompt_tokens reports the placeholder:
+	// 8 for chat (1 + the framing of one user message), 1 for completions.
+	// The answer carries the earlier request's words and nonces. With
+	// OwnershipTags the request fails closed (500 kv_ownership_violation)
+	// whenever a stale page is read.
+	// Caught by: prompt-token band (prompt_token_mismatch) and
+	// cross-request contamination (cross_request_contamination).
+	FaultPlaceholderSubstitution Fault = "placeholder-substitution"
+
+	// FaultStaleKV: decode reads, after its own pages, the pages most
+	// recently freed by earlier requests. usage is honest; the answer carries
+	// the earlier request's nonces and words. With OwnershipTags: 500.
+	// Caught by: cross-request contamination (cross_request_contamination).
+	FaultStaleKV Fault = "stale-kv"
+
+	// FaultResponseSwap: the response body is, verbatim, the previous
+	// response of the same kind (endpoint, stream or not); this request's
+	// own response is kept for the next caller (the redis-py desync). The
+	// first request of a kind, with nothing to swap, is served normally.
+	// Caught by: replay (response_replayed).
+	FaultResponseSwap Fault = "response-swap"
+
+	// FaultSilentFallback: served by another model, "sim-fallback-1", which
+	// reports its own name and fingerprint and answers differently.
+	// Caught by: model identity (model_mismatch).
+	FaultSilentFallback Fault = "silent-fallback"
+
+	// FaultModelLie: served by a close variant of the model (Variant+1)
+	// that reports the requested name and the honest system_fingerprint.
+	// Caught by: the identity canary (statistical test over answers and
+	// logprobs); no single response shows it.
+	FaultModelLie Fault = "model-lie"
+
+	// FaultSnapshotDrift: the alias moved: `model` is the requested name
+	// with another snapshot suffix ("sim-1-0827" -> "sim-1-0901"; a name
+	// without a suffix gets "-0901" appended), a new system_fingerprint, and
+	// the new snapshot answers slightly differently (Variant+2).
+	// Caught by: model identity (model_mismatch against accept /
+	// require_pinned; fingerprint change event).
+	FaultSnapshotDrift Fault = "snapshot-drift"
+
+	// FaultTruncate: the prompt is silently cut to the first half of its
+	// words (a one-word prompt to nothing) and usage reports the truncated
+	// count, below the true count. Caught by: prompt-token band
+	// (prompt_token_mismatch).
+	FaultTruncate Fault = "truncate"
+
+	// FaultStreamInterleave: in a stream, every third chunk after the first
+	// (chunks 1, 4, 7, ...) carries another stream's id and created (the
+	// previous stream's, or a fresh one). No effect without stream.
+	// Caught by: stream consistency (stream_inconsistent).
+	FaultStreamInterleave Fault = "stream-interleave"
+
+	// FaultErrorAs200: HTTP 200 whose body is not a success. The form is
+	// chosen from the prompt's digest, or fixed by one of the sub-variants
+	// below: an {"error":{...}} body, empty choices, finish_reason "abort",
+	// or zero completion tokens with finish_reason "length".
+	// Caught by: success shape (upstream_error_as_success).
+	FaultErrorAs200 Fault = "error-as-200"
+	// Sub-variants of FaultErrorAs200 (custody additions to SPEC §9).
+	FaultErrorAs200Body        Fault = "error-as-200:error-body"
+	FaultErrorAs200Empty       Fault = "error-as-200:empty-choices"
+	FaultErrorAs200Abort       Fault = "error-as-200:abort"
+	FaultErrorAs200EmptyLength Fault = "error-as-200:empty-length"
+
+	// FaultOversize200: a prompt over Capacity is answered 200 (from its
+	// first Capacity words) instead of 400 context_length_exceeded; usage
+	// is honest. Prompts within capacity are unaffected.
+	// Caught by: the oversize canary (and preflight capacity never forwards
+	// such a prompt).
+	FaultOversize200 Fault = "oversize-200"
+
+	// FaultIDEchoMismatch: the X-Request-Id response header carries another
+	// request's id (the previous one seen, or a fresh one).
+	// Caught by: request-id echo (request_id_mismatch).
+	FaultIDEchoMismatch Fault = "id-echo-mismatch"
+
+	// FaultDuplicateID: the response `id` is the id of the previous response
+	// of the same endpoint; the content is fresh. The first response of an
+	// endpoint, with nothing to reuse, keeps its own id.
+	// Caught by: replay (response_replayed, on the response id).
+	FaultDuplicateID Fault = "duplicate-id"
+)
+
+// Faults lists every fault name ParseFault accepts, SPEC §9's first.
+func Faults() []Fault {
+	return []Fault{
+		FaultPlaceholderSubstitution, FaultStaleKV, FaultResponseSwap,
+		FaultSilentFallback, FaultModelLie, FaultSnapshotDrift, FaultTruncate,
+		FaultStreamInterleave, FaultErrorAs200, FaultOversize200,
+		FaultIDEchoMismatch, FaultDuplicateID,
+		FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
+		FaultErrorAs200EmptyLength,
+	}
+}
+
+// ParseFault returns the fault named s (surrounding space ignored).
+func ParseFault(s string) (Fault, error) {
+	s = strings.TrimSpace(s)
+	for _, f := range Faults() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown fault %q", s)
+}
+
+// faultSet is the faults in force for one request.
+type faultSet map[Fault]bool
+
+// parseFaultList parses a comma-separated X-Sim-Fault header value.
+func parseFaultList(v string, into faultSet) error {
+	for _, name := range strings.Split(v, ",") {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		f, err := ParseFault(name)
+		if err != nil {
+			return fmt.Errorf("%w: X-Sim-Fault: %w", errBadRequest, err)
+		}
+		into[f] = true
+	}
+	return nil
+}
+
+// errorAs200Form is the form FaultErrorAs200 takes for a request whose
+// prompt digest is h, or "" when no error-as-200 fault is on.
+func (fs faultSet) errorAs200Form(h uint64) Fault {
+	for _, f := range []Fault{FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort, FaultErrorAs200EmptyLength} {
+		if fs[f] {
+			return f
+		}
+	}
+	if fs[FaultErrorAs200] {
+		return []Fault{FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort, FaultErrorAs200EmptyLength}[mix(h)%4]
+	}
+	return ""
+}
