@@ -11,7 +11,8 @@ import (
 
 // ClaimResponse records that key was delivered to requestID and returns
 // the first claimant within ttl: one statement, one round trip once pgx
-// has cached its prepared form. Expiry is judged by this replica's clock;
+// has cached its prepared form, and with no wait for a WAL flush (see the
+// package documentation). Expiry is judged by this replica's clock;
 // replicas' clocks need only agree to well within a ttl.
 func (x *Index) ClaimResponse(ctx context.Context, key, requestID string, ttl time.Duration) (string, error) {
 	if key == "" || requestID == "" || ttl <= 0 {
@@ -19,7 +20,7 @@ func (x *Index) ClaimResponse(ctx context.Context, key, requestID string, ttl ti
 	}
 	now := time.Now().UnixNano()
 	var holder string
-	if err := x.pool.QueryRow(ctx, sqlq.ClaimSQL, []byte(key), requestID, now+int64(ttl), now).Scan(&holder); err != nil {
+	if err := x.claims.QueryRow(ctx, sqlq.ClaimSQL, []byte(key), requestID, now+int64(ttl), now).Scan(&holder); err != nil {
 		return "", fmt.Errorf("index: claim: %w", err)
 	}
 	x.pruner.Tick(func(ctx context.Context) error { _, err := x.PruneClaims(ctx); return err })
@@ -28,7 +29,7 @@ func (x *Index) ClaimResponse(ctx context.Context, key, requestID string, ttl ti
 
 // PruneClaims deletes the expired claims.
 func (x *Index) PruneClaims(ctx context.Context) (int64, error) {
-	tag, err := x.pool.Exec(ctx, sqlq.PruneClaimsSQL, time.Now().UnixNano())
+	tag, err := x.claims.Exec(ctx, sqlq.PruneClaimsSQL, time.Now().UnixNano())
 	if err != nil {
 		return 0, fmt.Errorf("index: pruning claims: %w", err)
 	}

@@ -6,6 +6,13 @@
 // database (an upsert on the claim key), so a response delivered through
 // two replicas is caught as surely as through one. Migrations are
 // serialised across replicas by an advisory lock.
+//
+// Records and events are committed durably (one WAL flush per Put, which
+// is why the gateway batches). Claims are on the request path, so they
+// commit with synchronous_commit=off, like the sqlite backend's WAL
+// without fsync: a claim is visible to every replica at once, and only a
+// crash of the database server itself can forget the claims of its last
+// few hundred milliseconds.
 package postgres
 
 import (
@@ -24,7 +31,8 @@ var _ index.Index = (*Index)(nil)
 // Index is an index.Index in a postgres database (the tables live in the
 // connection's search_path).
 type Index struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	claims *pgxpool.Pool // synchronous_commit=off: see ClaimResponse
 
 	pruner    prune.Pruner
 	closeOnce sync.Once
@@ -46,7 +54,14 @@ func Open(ctx context.Context, dsn string) (*Index, error) {
 		pool.Close()
 		return nil, fmt.Errorf("index: postgres: %w", err)
 	}
-	return &Index{pool: pool}, nil
+	ccfg := cfg.Copy()
+	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	claims, err := pgxpool.NewWithConfig(ctx, ccfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("index: postgres: %w", err)
+	}
+	return &Index{pool: pool, claims: claims}, nil
 }
 
 type dsnError struct{}
@@ -59,6 +74,7 @@ var errDSN error = dsnError{}
 func (x *Index) Close() error {
 	x.closeOnce.Do(func() {
 		x.pruner.Close()
+		x.claims.Close()
 		x.pool.Close()
 	})
 	return nil

@@ -163,3 +163,24 @@ func TestWinners(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimsSkipFlush: the claim pool does not wait for WAL flushes. (The
+// record pool keeps the server's setting, on unless an operator chose.)
+func TestClaimsSkipFlush(t *testing.T) {
+	x := openAt(t, schema(t))
+	for _, p := range []struct {
+		name string
+		pool interface {
+			QueryRow(context.Context, string, ...any) pgx.Row
+		}
+		want string
+	}{{"claims", x.claims, "off"}} {
+		var got string
+		if err := p.pool.QueryRow(t.Context(), "SHOW synchronous_commit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != p.want {
+			t.Errorf("%s pool: synchronous_commit = %q, want %q", p.name, got, p.want)
+		}
+	}
+}

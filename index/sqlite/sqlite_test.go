@@ -69,7 +69,7 @@ func TestPragmas(t *testing.T) {
 	x := openAt(t, fresh(t))
 	for _, db := range []*sql.DB{x.w, x.r} {
 		for _, p := range []struct{ name, want string }{
-			{"journal_mode", "wal"}, {"synchronous", "1"}, {"busy_timeout", "10000"}, {"foreign_keys", "1"},
+			{"journal_mode", "wal"}, {"synchronous", "1"}, {"busy_timeout", "10000"},
 		} {
 			var got string
 			if err := db.QueryRowContext(t.Context(), "PRAGMA "+p.name).Scan(&got); err != nil {
