@@ -1,6 +1,7 @@
 package indextest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -8,9 +9,10 @@ import (
 	"github.com/custody-gateway/custody/index"
 )
 
-// RunReopen checks what outlives an Index value. store must create a new,
-// empty store and return a function that opens it (again) each call; the
-// suite closes what it opens.
+// RunReopen checks what outlives an Index value, and what two Index
+// values open on one store (two gateway replicas) share. store must create
+// a new, empty store and return a function that opens it (again) each
+// call; the suite closes what it opens.
 func RunReopen(t *testing.T, store func(t *testing.T) func(t *testing.T) index.Index) {
 	t.Run("KeepsData", func(t *testing.T) {
 		open := store(t)
@@ -48,6 +50,7 @@ func RunReopen(t *testing.T, store func(t *testing.T) func(t *testing.T) index.I
 			t.Errorf("reopened MaxLeafIndex = %d, %v", n, err)
 		}
 	})
+	t.Run("Replicas", func(t *testing.T) { testReplicas(t, store(t)) })
 	t.Run("ConcurrentOpen", func(t *testing.T) {
 		// Replicas starting together must not trip over each other's
 		// migrations.
@@ -70,4 +73,57 @@ func RunReopen(t *testing.T, store func(t *testing.T) func(t *testing.T) index.I
 			}
 		}
 	})
+}
+
+// testReplicas: two replicas on one store, each writing its own shard,
+// see each other's records, and agree on every claim.
+func testReplicas(t *testing.T, open func(t *testing.T) index.Index) {
+	a, b := open(t), open(t)
+	defer a.Close()
+	defer b.Close()
+	ra, rb := full("req-a"), full("req-b")
+	ra.Shard, ra.LeafIndex = "shard-a", 7
+	rb.Shard, rb.LeafIndex = "shard-b", 3
+	mustPut(t, a, ra)
+	mustPut(t, b, rb)
+	wantIDs(t, "replica a sees", mustSearch(t, a, index.Query{}), "req-b", "req-a")
+	for _, x := range []index.Index{a, b} {
+		if n, err := x.MaxLeafIndex(t.Context(), "shard-b"); err != nil || n != 3 {
+			t.Errorf("MaxLeafIndex(shard-b) = %d, %v; want 3", n, err)
+		}
+	}
+	// The same response seen through both replicas: one winner, and the
+	// loser's replica names it.
+	const claimants = 16
+	for round := range 5 {
+		key := fmt.Sprintf("resp-%d", round)
+		got := make([]string, claimants)
+		var wg sync.WaitGroup
+		for i := range claimants {
+			x := a
+			if i%2 == 1 {
+				x = b
+			}
+			wg.Go(func() {
+				h, err := x.ClaimResponse(t.Context(), key, fmt.Sprintf("req-%d", i), time.Minute)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = h
+			})
+		}
+		wg.Wait()
+		winners := 0
+		for i, h := range got {
+			if h != got[0] {
+				t.Fatalf("round %d: replicas disagree: %q vs %q", round, h, got[0])
+			}
+			if h == fmt.Sprintf("req-%d", i) {
+				winners++
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("round %d: %d winners, want 1", round, winners)
+		}
+	}
 }
