@@ -2,6 +2,7 @@ package index
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/custody-gateway/custody"
@@ -53,5 +54,26 @@ func TestCodes(t *testing.T) {
 func TestErrNotFound(t *testing.T) {
 	if !errors.Is(ErrNotFound, custody.ErrNotFound) {
 		t.Error("ErrNotFound does not wrap custody.ErrNotFound")
+	}
+}
+
+func TestTerms(t *testing.T) {
+	tests := []struct {
+		name string
+		tx   custody.Transaction
+		want []string
+	}{
+		{"nothing", custody.Transaction{}, nil},
+		{"same model once", custody.Transaction{RequestedModel: "m", ResponseModel: "m"}, []string{"model:m"}},
+		{"substituted model", custody.Transaction{RequestedModel: "m", ResponseModel: "n"}, []string{"model:m", "model:n"}},
+		{"rejected before upstream", custody.Transaction{RequestedModel: "m", Code: custody.CodeContextLengthExceeded}, []string{"code:context_length_exceeded", "model:m"}},
+		{"odd model is cleaned", custody.Transaction{ResponseModel: "a\x00"}, []string{"model:a\uFFFD"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Terms(&tt.tx); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("Terms = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

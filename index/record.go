@@ -35,6 +35,31 @@ func Codes(t *custody.Transaction) []custody.Code {
 	return slices.Compact(cs)
 }
 
+// Terms are what a record is found by in a Query on Code or Model, each
+// once: CodeTerm of every code in Codes, and ModelTerm of the requested
+// and the response model. Backends keep them in one table ordered by
+// (term, time, request id), so a search by code or by model reads one
+// index range in newest-first order instead of sorting every match.
+func Terms(t *custody.Transaction) []string {
+	var ts []string
+	for _, c := range Codes(t) {
+		ts = append(ts, CodeTerm(c))
+	}
+	if t.RequestedModel != "" {
+		ts = append(ts, ModelTerm(t.RequestedModel))
+	}
+	if t.ResponseModel != "" && t.ResponseModel != t.RequestedModel {
+		ts = append(ts, ModelTerm(t.ResponseModel))
+	}
+	return ts
+}
+
+// CodeTerm is the term of a code (see Terms).
+func CodeTerm(c custody.Code) string { return Column("code:" + string(c)) }
+
+// ModelTerm is the term of a model name (see Terms).
+func ModelTerm(m string) string { return Column("model:" + m) }
+
 // Validate reports whether r can be stored.
 func (r *Record) Validate() error {
 	if r.ID == "" {

@@ -106,11 +106,15 @@ func testUpsert(t *testing.T, x index.Index) {
 	// The same leaf index again replaces the record, and its codes.
 	same := seqd
 	same.Outcomes, same.Verdict, same.Code, same.Tenant = nil, custody.Verified, "", "other"
+	same.ResponseModel = "glm-5.3-0827"
 	mustPut(t, x, same)
 	if got := mustGet(t, x, "req-up"); got.Tenant != "other" {
 		t.Errorf("after Put with an equal leaf index: tenant %q, want other", got.Tenant)
 	}
 	wantIDs(t, "Search by code after the codes went", mustSearch(t, x, code))
+	wantIDs(t, "Search by the old response model", mustSearch(t, x, index.Query{Model: seqd.ResponseModel}))
+	wantIDs(t, "Search by the new response model", mustSearch(t, x, index.Query{Model: "glm-5.3-0827"}), "req-up")
+	wantIDs(t, "Search by the requested model", mustSearch(t, x, index.Query{Model: "glm-5.3"}), "req-up")
 	wantIDs(t, "Search by old tenant", mustSearch(t, x, index.Query{Tenant: "acme"}))
 	if err := x.Put(ctx); err != nil {
 		t.Errorf("empty Put: %v", err)

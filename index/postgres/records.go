@@ -16,7 +16,7 @@ import (
 // A Put is three set-based statements, whatever the batch size, sent as
 // one pgx.Batch: one round trip, run by postgres as one implicit
 // transaction. The upsert keeps the stored record when its leaf index is
-// greater; the code statements then act only on the records whose stored
+// greater; the term statements then act only on the records whose stored
 // leaf index is now their own, which is exactly the records the upsert
 // wrote.
 const (
@@ -28,12 +28,12 @@ ON CONFLICT (request_id) DO UPDATE SET
 	code = excluded.code, shard = excluded.shard, leaf_index = excluded.leaf_index, data = excluded.data
 WHERE excluded.leaf_index >= records.leaf_index`
 
-	deleteCodesSQL = `DELETE FROM record_codes c
+	deleteTermsSQL = `DELETE FROM record_terms c
 USING unnest($1::text[], $2::bigint[]) AS u(id, li), records r
 WHERE c.request_id = u.id AND r.request_id = u.id AND r.leaf_index = u.li`
 
-	insertCodesSQL = `INSERT INTO record_codes (code, request_id, time_ns)
-SELECT u.code, u.id, u.t FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, code, t, li)
+	insertTermsSQL = `INSERT INTO record_terms (term, request_id, time_ns)
+SELECT u.term, u.id, u.t FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, term, t, li)
 JOIN records r ON r.request_id = u.id AND r.leaf_index = u.li`
 )
 
@@ -54,7 +54,7 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 		provider, verdict, code, shard  = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		data                            = make([]string, n)
 		t, leaf                         = make([]int64, n), make([]int64, n)
-		cID, cCode                      []string
+		cID, cTerm                      []string
 		cT, cLeaf                       []int64
 	)
 	for i := range recs {
@@ -67,14 +67,14 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 		reqModel[i], respModel[i], provider[i] = index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider)
 		verdict[i], code[i], shard[i] = index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard)
 		leaf[i], data[i] = r.LeafIndex, string(b)
-		for _, c := range index.Codes(&r.Transaction) {
-			cID, cCode, cT, cLeaf = append(cID, r.ID), append(cCode, index.Column(string(c))), append(cT, t[i]), append(cLeaf, r.LeafIndex)
+		for _, term := range index.Terms(&r.Transaction) {
+			cID, cTerm, cT, cLeaf = append(cID, r.ID), append(cTerm, term), append(cT, t[i]), append(cLeaf, r.LeafIndex)
 		}
 	}
 	b := &pgx.Batch{}
 	b.Queue(upsertSQL, id, tenant, t, reqModel, respModel, provider, verdict, code, shard, leaf, data)
-	b.Queue(deleteCodesSQL, id, leaf)
-	b.Queue(insertCodesSQL, cID, cCode, cT, cLeaf)
+	b.Queue(deleteTermsSQL, id, leaf)
+	b.Queue(insertTermsSQL, cID, cTerm, cT, cLeaf)
 	if err := x.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}

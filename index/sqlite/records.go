@@ -12,7 +12,7 @@ import (
 
 // upsertSQL replaces a stored record unless the stored one has the
 // greater leaf index; it changes no row (RowsAffected 0) when the stored
-// one wins, and then the codes are left alone too.
+// one wins, and then the terms are left alone too.
 const upsertSQL = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 ON CONFLICT (request_id) DO UPDATE SET
@@ -21,9 +21,9 @@ ON CONFLICT (request_id) DO UPDATE SET
 	code = excluded.code, shard = excluded.shard, leaf_index = excluded.leaf_index, data = excluded.data
 WHERE excluded.leaf_index >= records.leaf_index`
 
-const deleteCodesSQL = `DELETE FROM record_codes WHERE request_id = $1`
+const deleteTermsSQL = `DELETE FROM record_terms WHERE request_id = $1`
 
-const insertCodeSQL = `INSERT INTO record_codes (code, request_id, time_ns) VALUES ($1, $2, $3)`
+const insertTermSQL = `INSERT INTO record_terms (term, request_id, time_ns) VALUES ($1, $2, $3)`
 
 // Put stores recs in one transaction on the writer connection.
 func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
@@ -40,7 +40,7 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 		return fmt.Errorf("index: put: %w", err)
 	}
 	defer tx.Rollback()
-	upsert, del, ins := tx.StmtContext(ctx, x.upsert), tx.StmtContext(ctx, x.deleteCodes), tx.StmtContext(ctx, x.insertCode)
+	upsert, del, ins := tx.StmtContext(ctx, x.upsert), tx.StmtContext(ctx, x.deleteTerms), tx.StmtContext(ctx, x.insertTerm)
 	for i := range recs {
 		r := &recs[i]
 		data, err := index.EncodeTransaction(&r.Transaction)
@@ -62,8 +62,8 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 		if _, err := del.ExecContext(ctx, r.ID); err != nil {
 			return fmt.Errorf("index: put %q: %w", r.ID, err)
 		}
-		for _, c := range index.Codes(&r.Transaction) {
-			if _, err := ins.ExecContext(ctx, index.Column(string(c)), r.ID, t); err != nil {
+		for _, term := range index.Terms(&r.Transaction) {
+			if _, err := ins.ExecContext(ctx, term, r.ID, t); err != nil {
 				return fmt.Errorf("index: put %q: %w", r.ID, err)
 			}
 		}

@@ -33,27 +33,29 @@ func (b *builder) arg(v any) string {
 }
 
 // Search builds the query of q; cursor is nil unless q.Before is set.
-// Records are ordered newest first by (time_ns, request_id); with a Code,
-// the time and order come from record_codes, whose (code, time_ns,
-// request_id) index then serves the whole query.
+// Records are ordered newest first by (time_ns, request_id); with a Code
+// or a Model, the time and order come from record_terms, whose (term,
+// time_ns, request_id) key then drives the query without a sort.
 func Search(q *index.Query, cursor *Cursor) (string, []any) {
 	b := &builder{}
 	var s strings.Builder
 	s.WriteString("SELECT " + RecordColumns + " FROM records r")
 	t := "r" // the table whose time_ns and request_id order the result
 	if q.Code != "" {
-		s.WriteString(" JOIN record_codes c ON c.request_id = r.request_id AND c.code = " + b.arg(index.Column(string(q.Code))))
+		s.WriteString(" JOIN record_terms c ON c.request_id = r.request_id AND c.term = " + b.arg(index.CodeTerm(q.Code)))
 		t = "c"
+	}
+	if q.Model != "" {
+		s.WriteString(" JOIN record_terms m ON m.request_id = r.request_id AND m.term = " + b.arg(index.ModelTerm(q.Model)))
+		if t == "r" {
+			t = "m"
+		}
 	}
 	if q.RequestID != "" {
 		b.where = append(b.where, "r.request_id = "+b.arg(index.Column(q.RequestID)))
 	}
 	if q.Tenant != "" {
 		b.where = append(b.where, "r.tenant = "+b.arg(index.Column(q.Tenant)))
-	}
-	if q.Model != "" {
-		m := b.arg(index.Column(q.Model))
-		b.where = append(b.where, "(r.response_model = "+m+" OR r.requested_model = "+m+")")
 	}
 	if q.Provider != "" {
 		b.where = append(b.where, "r.provider = "+b.arg(index.Column(q.Provider)))

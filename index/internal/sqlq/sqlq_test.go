@@ -23,8 +23,9 @@ func TestPlaceholders(t *testing.T) {
 		want   []string // fragments the SQL must hold
 	}{
 		{"none", index.Query{}, nil, []string{"FROM records r ORDER BY r.time_ns DESC"}},
-		{"model matches either column", index.Query{Model: "m"}, nil, []string{"(r.response_model = $1 OR r.requested_model = $1)"}},
-		{"code orders by the code table", index.Query{Code: "c"}, nil, []string{"JOIN record_codes c", "ORDER BY c.time_ns DESC, c.request_id DESC"}},
+		{"model orders by the term table", index.Query{Model: "m"}, nil, []string{"JOIN record_terms m", "ORDER BY m.time_ns DESC, m.request_id DESC"}},
+		{"code orders by the term table", index.Query{Code: "c"}, nil, []string{"JOIN record_terms c", "ORDER BY c.time_ns DESC, c.request_id DESC"}},
+		{"code and model", index.Query{Code: "c", Model: "m"}, nil, []string{"JOIN record_terms c", "JOIN record_terms m", "ORDER BY c.time_ns DESC"}},
 		{"cursor", index.Query{}, &Cursor{TimeNS: 1, RequestID: "x"}, []string{"r.time_ns < $1 OR (r.time_ns = $1 AND r.request_id < $2)"}},
 		{"all", all, &Cursor{TimeNS: 1, RequestID: "x"}, []string{"c.time_ns >= ", "c.time_ns < ", "r.verdict = ", "r.provider = ", "r.tenant = "}},
 	}

@@ -19,23 +19,22 @@ CREATE TABLE records (
 );
 CREATE INDEX records_time ON records (time_ns, request_id);
 CREATE INDEX records_tenant ON records (tenant, time_ns, request_id);
-CREATE INDEX records_requested_model ON records (requested_model, time_ns);
-CREATE INDEX records_response_model ON records (response_model, time_ns);
 CREATE INDEX records_provider ON records (provider, time_ns);
 CREATE INDEX records_verdict ON records (verdict, time_ns);
 CREATE INDEX records_shard_leaf ON records (shard, leaf_index);
 
--- The codes a record is found by (index.Codes), with its time copied so
--- that a search by code is served by the primary key alone. Put keeps it
--- in step with records (no foreign key: it would cost every insert a
--- lookup that Put's own logic makes redundant).
-CREATE TABLE record_codes (
-	code       TEXT NOT NULL,
+-- The terms a record is found by (index.Terms: its codes and models),
+-- with its time copied so that a search by code or model reads the
+-- primary key in newest-first order. Put keeps it in step with records
+-- (no foreign key: it would cost every insert a lookup that Put's own
+-- logic makes redundant).
+CREATE TABLE record_terms (
+	term       TEXT NOT NULL,
 	request_id TEXT NOT NULL,
 	time_ns    INTEGER NOT NULL,
-	PRIMARY KEY (code, time_ns, request_id)
+	PRIMARY KEY (term, time_ns, request_id)
 );
-CREATE INDEX record_codes_request ON record_codes (request_id);
+CREATE INDEX record_terms_request ON record_terms (request_id);
 
 CREATE TABLE events (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT,
