@@ -1,0 +1,123 @@
+// Package sqlq builds the SQL that the index backends share. Parameters
+// are written $1, $2...: postgres's form, which sqlite (and the
+// modernc.org/sqlite driver) also binds by number, so one text serves both.
+package sqlq
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/custody-gateway/custody/index"
+)
+
+// Cursor is the position of Query.Before: the record's time and id.
+type Cursor struct {
+	TimeNS    int64
+	RequestID string
+}
+
+// CursorSQL selects the time of a request id, to resolve Query.Before.
+const CursorSQL = "SELECT time_ns FROM records WHERE request_id = $1"
+
+// RecordColumns are the columns Search selects, for DecodeRecord.
+const RecordColumns = "r.data, r.shard, r.leaf_index"
+
+type builder struct {
+	where []string
+	args  []any
+}
+
+func (b *builder) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// Search builds the query of q; cursor is nil unless q.Before is set.
+// Records are ordered newest first by (time_ns, request_id); with a Code
+// or a Model, the time and order come from record_terms, whose (term,
+// time_ns, request_id) key then drives the query without a sort.
+func Search(q *index.Query, cursor *Cursor) (string, []any) {
+	b := &builder{}
+	var s strings.Builder
+	s.WriteString("SELECT " + RecordColumns + " FROM records r")
+	t := "r" // the table whose time_ns and request_id order the result
+	if q.Code != "" {
+		s.WriteString(" JOIN record_terms c ON c.request_id = r.request_id AND c.term = " + b.arg(index.CodeTerm(q.Code)))
+		t = "c"
+	}
+	if q.Model != "" {
+		s.WriteString(" JOIN record_terms m ON m.request_id = r.request_id AND m.term = " + b.arg(index.ModelTerm(q.Model)))
+		if t == "r" {
+			t = "m"
+		}
+	}
+	if q.RequestID != "" {
+		b.where = append(b.where, "r.request_id = "+b.arg(index.Column(q.RequestID)))
+	}
+	if q.Tenant != "" {
+		b.where = append(b.where, "r.tenant = "+b.arg(index.Column(q.Tenant)))
+	}
+	if q.Provider != "" {
+		b.where = append(b.where, "r.provider = "+b.arg(index.Column(q.Provider)))
+	}
+	if q.Verdict != "" {
+		b.where = append(b.where, "r.verdict = "+b.arg(index.Column(string(q.Verdict))))
+	}
+	if !q.Since.IsZero() {
+		b.where = append(b.where, t+".time_ns >= "+b.arg(q.Since.UnixNano()))
+	}
+	if !q.Until.IsZero() {
+		b.where = append(b.where, t+".time_ns < "+b.arg(q.Until.UnixNano()))
+	}
+	if cursor != nil {
+		ts, id := b.arg(cursor.TimeNS), b.arg(cursor.RequestID)
+		b.where = append(b.where, "("+t+".time_ns < "+ts+" OR ("+t+".time_ns = "+ts+" AND "+t+".request_id < "+id+"))")
+	}
+	if len(b.where) > 0 {
+		s.WriteString(" WHERE " + strings.Join(b.where, " AND "))
+	}
+	s.WriteString(" ORDER BY " + t + ".time_ns DESC, " + t + ".request_id DESC LIMIT " + b.arg(q.PageSize()))
+	return s.String(), b.args
+}
+
+// EventColumns are the columns Events selects, in Event field order.
+const EventColumns = "id, time_ns, type, request_id, tenant, model, provider, code, detail"
+
+// Events builds the query of q, newest first.
+func Events(q *index.EventQuery) (string, []any) {
+	b := &builder{}
+	var s strings.Builder
+	s.WriteString("SELECT " + EventColumns + " FROM events")
+	if q.Type != "" {
+		b.where = append(b.where, "type = "+b.arg(index.Column(q.Type)))
+	}
+	if !q.Since.IsZero() {
+		b.where = append(b.where, "time_ns >= "+b.arg(q.Since.UnixNano()))
+	}
+	if len(b.where) > 0 {
+		s.WriteString(" WHERE " + strings.Join(b.where, " AND "))
+	}
+	s.WriteString(" ORDER BY time_ns DESC, id DESC LIMIT " + b.arg(q.PageSize()))
+	return s.String(), b.args
+}
+
+// ClaimSQL takes $1 key, $2 request id, $3 expiry and $4 now (Unix ns).
+// A live claim is kept (the update rewrites it with its own values) and an
+// expired one is replaced; RETURNING gives the holder either way, so a
+// claim is one statement, and the row lock of the upsert makes concurrent
+// claims of one key agree on a single winner.
+const ClaimSQL = `INSERT INTO claims (claim_key, request_id, expires_ns) VALUES ($1, $2, $3)
+ON CONFLICT (claim_key) DO UPDATE SET
+	request_id = CASE WHEN claims.expires_ns <= $4 THEN excluded.request_id ELSE claims.request_id END,
+	expires_ns = CASE WHEN claims.expires_ns <= $4 THEN excluded.expires_ns ELSE claims.expires_ns END
+RETURNING request_id`
+
+// PruneClaimsSQL takes $1 now (Unix ns).
+const PruneClaimsSQL = `DELETE FROM claims WHERE expires_ns <= $1`
+
+// RegisterShardSQL takes $1 origin, $2 url, $3 verifier key.
+const RegisterShardSQL = `INSERT INTO shards (origin, url, verifier_key) VALUES ($1, $2, $3)
+ON CONFLICT (origin) DO UPDATE SET url = excluded.url, verifier_key = excluded.verifier_key`
+
+// ShardsSQL lists the shards.
+const ShardsSQL = `SELECT origin, url, verifier_key FROM shards ORDER BY origin`

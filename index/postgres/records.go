@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
+)
+
+// A Put is three set-based statements, whatever the batch size, sent as
+// one pgx.Batch: one round trip, run by postgres as one implicit
+// transaction. The upsert keeps the stored record when its leaf index is
+// greater; the term statements then act only on the records whose stored
+// leaf index is now their own, which is exactly the records the upsert
+// wrote.
+const (
+	upsertSQL = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])
+ON CONFLICT (request_id) DO UPDATE SET
+	tenant = excluded.tenant, time_ns = excluded.time_ns, requested_model = excluded.requested_model,
+	response_model = excluded.response_model, provider = excluded.provider, verdict = excluded.verdict,
+	code = excluded.code, shard = excluded.shard, leaf_index = excluded.leaf_index, data = excluded.data
+WHERE excluded.leaf_index >= records.leaf_index`
+
+	deleteTermsSQL = `DELETE FROM record_terms c
+USING unnest($1::text[], $2::bigint[]) AS u(id, li), records r
+WHERE c.request_id = u.id AND r.request_id = u.id AND r.leaf_index = u.li`
+
+	insertTermsSQL = `INSERT INTO record_terms (term, request_id, time_ns)
+SELECT u.term, u.id, u.t FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS u(id, term, t, li)
+JOIN records r ON r.request_id = u.id AND r.leaf_index = u.li`
+)
+
+// Put stores recs in one transaction and one round trip.
+func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	for i := range recs {
+		if err := recs[i].Validate(); err != nil {
+			return err
+		}
+	}
+	recs = winners(recs)
+	n := len(recs)
+	var (
+		id, tenant, reqModel, respModel = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		provider, verdict, code, shard  = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		data                            = make([]string, n)
+		t, leaf                         = make([]int64, n), make([]int64, n)
+		cID, cTerm                      []string
+		cT, cLeaf                       []int64
+	)
+	for i := range recs {
+		r := &recs[i]
+		b, err := index.EncodeTransaction(&r.Transaction)
+		if err != nil {
+			return err
+		}
+		id[i], tenant[i], t[i] = r.ID, index.Column(r.Tenant), r.Time.UnixNano()
+		reqModel[i], respModel[i], provider[i] = index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider)
+		verdict[i], code[i], shard[i] = index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard)
+		leaf[i], data[i] = r.LeafIndex, string(b)
+		for _, term := range index.Terms(&r.Transaction) {
+			cID, cTerm, cT, cLeaf = append(cID, r.ID), append(cTerm, term), append(cT, t[i]), append(cLeaf, r.LeafIndex)
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(upsertSQL, id, tenant, t, reqModel, respModel, provider, verdict, code, shard, leaf, data)
+	b.Queue(deleteTermsSQL, id, leaf)
+	b.Queue(insertTermsSQL, cID, cTerm, cT, cLeaf)
+	if err := x.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("index: put: %w", err)
+	}
+	return nil
+}
+
+// winners reduces recs to one record per request id, the one Put keeps:
+// the greatest leaf index, the later of equals. (An upsert statement may
+// not touch a row twice.) They come sorted by id, so that concurrent Puts
+// lock rows in one order and cannot deadlock.
+func winners(recs []index.Record) []index.Record {
+	idx := make([]int, len(recs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(recs[a].ID, recs[b].ID) })
+	out := make([]index.Record, 0, len(recs))
+	for _, i := range idx {
+		r := recs[i]
+		if k := len(out) - 1; k >= 0 && out[k].ID == r.ID {
+			if r.LeafIndex >= out[k].LeafIndex {
+				out[k] = r
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Get returns the record of requestID.
+func (x *Index) Get(ctx context.Context, requestID string) (index.Record, error) {
+	var (
+		data, shard string
+		leaf        int64
+	)
+	err := x.pool.QueryRow(ctx, `SELECT data, shard, leaf_index FROM records WHERE request_id = $1`, requestID).Scan(&data, &shard, &leaf)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return index.Record{}, fmt.Errorf("index: request %q: %w", requestID, index.ErrNotFound)
+	}
+	if err != nil {
+		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
+	}
+	return index.DecodeRecord([]byte(data), shard, leaf)
+}
+
+// Search returns the records matching q, newest first.
+func (x *Index) Search(ctx context.Context, q index.Query) ([]index.Record, error) {
+	var cur *sqlq.Cursor
+	if q.Before != "" {
+		c := sqlq.Cursor{RequestID: q.Before}
+		err := x.pool.QueryRow(ctx, sqlq.CursorSQL, q.Before).Scan(&c.TimeNS)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("index: search: cursor %q: %w", q.Before, index.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		cur = &c
+	}
+	text, args := sqlq.Search(&q, cur)
+	rows, err := x.pool.Query(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	defer rows.Close()
+	var out []index.Record
+	for rows.Next() {
+		var (
+			data, shard string
+			leaf        int64
+		)
+		if err := rows.Scan(&data, &shard, &leaf); err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		r, err := index.DecodeRecord([]byte(data), shard, leaf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	return out, nil
+}
+
+// MaxLeafIndex returns the greatest leaf index stored for shard, or -1.
+func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
+	var n int64
+	if err := x.pool.QueryRow(ctx, `SELECT COALESCE(MAX(leaf_index), -1) FROM records WHERE shard = $1`, shard).Scan(&n); err != nil {
+		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
+	}
+	return n, nil
+}

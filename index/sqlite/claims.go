@@ -1,0 +1,41 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
+)
+
+// ClaimResponse records that key was delivered to requestID and returns
+// the first claimant within ttl. One statement: the upsert keeps a live
+// claim and replaces an expired one, and RETURNING reports the holder.
+func (x *Index) ClaimResponse(ctx context.Context, key, requestID string, ttl time.Duration) (string, error) {
+	if key == "" || requestID == "" || ttl <= 0 {
+		return "", fmt.Errorf("index: claim: want a key, a request id and a positive ttl: %w", custody.ErrInvalidRequest)
+	}
+	now := time.Now().UnixNano()
+	var holder string
+	if err := x.claim.QueryRowContext(ctx, []byte(key), requestID, now+int64(ttl), now).Scan(&holder); err != nil {
+		return "", fmt.Errorf("index: claim: %w", err)
+	}
+	x.pruner.Tick(func(ctx context.Context) error { _, err := x.PruneClaims(ctx); return err })
+	return holder, nil
+}
+
+const claimSQL = sqlq.ClaimSQL
+
+// PruneClaims deletes the expired claims.
+func (x *Index) PruneClaims(ctx context.Context) (int64, error) {
+	res, err := x.w.ExecContext(ctx, sqlq.PruneClaimsSQL, time.Now().UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("index: pruning claims: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("index: pruning claims: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
+)
+
+// AddEvents appends evs in one transaction.
+func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	for i := range evs {
+		if err := evs[i].Validate(); err != nil {
+			return err
+		}
+	}
+	tx, err := x.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: add events: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, code, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`)
+	if err != nil {
+		return fmt.Errorf("index: add events: %w", err)
+	}
+	defer st.Close()
+	now := time.Now()
+	for _, e := range evs {
+		if e.Time.IsZero() {
+			e.Time = now
+		}
+		if _, err := st.ExecContext(ctx, e.Time.UnixNano(), index.Column(e.Type), index.Column(e.RequestID), index.Column(e.Tenant),
+			index.Column(e.Model), index.Column(e.Provider), index.Column(string(e.Code)), index.Column(e.Detail)); err != nil {
+			return fmt.Errorf("index: add events: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("index: add events: %w", err)
+	}
+	return nil
+}
+
+// Events returns the events matching q, newest first.
+func (x *Index) Events(ctx context.Context, q index.EventQuery) ([]index.Event, error) {
+	text, args := sqlq.Events(&q)
+	rows, err := x.r.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: events: %w", err)
+	}
+	defer rows.Close()
+	var out []index.Event
+	for rows.Next() {
+		var (
+			e    index.Event
+			t    int64
+			code string
+		)
+		if err := rows.Scan(&e.ID, &t, &e.Type, &e.RequestID, &e.Tenant, &e.Model, &e.Provider, &code, &e.Detail); err != nil {
+			return nil, fmt.Errorf("index: events: %w", err)
+		}
+		e.Time, e.Code = time.Unix(0, t).UTC(), custody.Code(code)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: events: %w", err)
+	}
+	return out, nil
+}
