@@ -88,7 +88,7 @@ func loadKeys(dir, keyFile, origin string) (*keys, error) {
 // verifierKey derives the public verifier key string from a note signer
 // key "PRIVATE+KEY+name+hash+base64(alg||seed)".
 func verifierKey(skey string) (string, error) {
-	parts := strings.Split(skey, "+")
+	parts := strings.SplitN(skey, "+", 5)
 	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" {
 		return "", errors.New("not a note signer key")
 	}
