@@ -13,7 +13,7 @@ import (
 // checkpoint interval, closed at the end of the test.
 func openTest(t testing.TB, dir string) *Log {
 	t.Helper()
-	l, err := Open(context.Background(), Config{Dir: dir, Origin: "test.custody/log", CheckpointInterval: 100 * time.Millisecond})
+	l, err := Open(context.Background(), Config{Dir: dir, Origin: "test.custody/log", CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

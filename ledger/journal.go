@@ -27,9 +27,8 @@ import (
 // with no timer, so an idle ledger adds one fsync of latency and a busy
 // one shares each fsync among everyone who arrived during the last.
 const (
-	recordHeader   = 16
-	segmentMaxSize = 64 << 20
-	segmentSuffix  = ".wal"
+	recordHeader  = 16
+	segmentSuffix = ".wal"
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -44,7 +43,8 @@ type commit struct {
 
 // journal is the durable, ordered queue in front of tessera.
 type journal struct {
-	dir string
+	dir    string
+	segMax int64 // bytes preallocated per segment
 	// durable is called by the syncer, in index order, with each group
 	// after its fsync and before its Appends are released.
 	durable func(first uint64, leaves [][]byte)
@@ -71,9 +71,10 @@ type journal struct {
 
 // openJournal starts a new segment at index next and the syncer. Older
 // segments listed in old are kept until tessera has integrated them.
-func openJournal(dir string, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64) (*journal, error) {
+func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64) (*journal, error) {
 	j := &journal{
 		dir:        dir,
+		segMax:     segMax,
 		durable:    durable,
 		integrated: integrated,
 		next:       next,
@@ -91,26 +92,37 @@ func openJournal(dir string, next uint64, old []uint64, durable func(uint64, [][
 
 func segmentName(first uint64) string { return fmt.Sprintf("%016x%s", first, segmentSuffix) }
 
-// newSegment is called by the syncer (or before it starts).
+// newSegment is called by the syncer (or before it starts). The segment
+// is filled with zeros and synced before use, so that the fdatasync after
+// each group only flushes data blocks: an append that grew the file would
+// also need a filesystem journal commit, which on ext4 waits for every
+// other file's metadata (tessera's renames) and multiplies the latency.
+// Recovery reads the zeros as the end of the records.
 func (j *journal) newSegment(first uint64) error {
 	p := filepath.Join(j.dir, segmentName(first))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros, off); err != nil {
+			f.Close()
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
 	if err := syncDir(j.dir); err != nil {
 		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("journal: %w", err)
-	}
 	if j.f != nil {
 		j.f.Close()
 	}
-	j.f, j.segSize = f, fi.Size()
+	j.f, j.segSize = f, 0
 	if n := len(j.segments); n == 0 || j.segments[n-1] != first {
 		j.segments = append(j.segments, first)
 	}
@@ -176,6 +188,9 @@ func (j *journal) syncLoop() {
 		j.mu.Unlock()
 
 		err := failed
+		if err == nil && j.segSize+int64(len(b)) > j.segMax {
+			err = j.rotate(c.first)
+		}
 		if err == nil {
 			err = j.write(b)
 		}
@@ -192,15 +207,12 @@ func (j *journal) syncLoop() {
 		}
 		j.durable(c.first, c.leaves)
 		close(c.done)
-		if j.segSize >= segmentMaxSize {
-			j.rotate(c.first + uint64(len(c.leaves)))
-		}
 	}
 }
 
-// write makes b durable at the end of the current segment.
+// write makes b durable in the current segment.
 func (j *journal) write(b []byte) error {
-	n, err := j.f.Write(b)
+	n, err := j.f.WriteAt(b, j.segSize)
 	j.segSize += int64(n)
 	if err != nil {
 		return fmt.Errorf("journal write: %w", err)
@@ -212,13 +224,12 @@ func (j *journal) write(b []byte) error {
 }
 
 // rotate starts a segment at next and removes segments tessera holds.
-// Failures here are not the Append's business: the old segment simply
-// stays, and the next rotation or Open retries.
-func (j *journal) rotate(next uint64) {
+func (j *journal) rotate(next uint64) error {
 	if err := j.newSegment(next); err != nil {
-		return
+		return err
 	}
 	j.removeIntegrated()
+	return nil
 }
 
 // removeIntegrated deletes every segment whose records all precede the
@@ -258,10 +269,11 @@ type journalRecord struct {
 	leaf  []byte
 }
 
-// readJournal reads every record of every segment in dir, in order. A
-// torn or corrupt record at the end of the LAST segment is the write a
-// crash interrupted (its Append never returned): it is cut off. Anything
-// else that does not parse is an error, as are indices that are not
+// readJournal reads every record of every segment in dir, in order. The
+// records of a segment end where its zero fill begins. A torn or corrupt
+// record at the end of the LAST segment is the write a crash interrupted
+// (its Append never returned): the segment is cut there. Anything else
+// that does not parse is an error, as are indices that are not
 // contiguous.
 func readJournal(dir string) ([]journalRecord, []uint64, error) {
 	names, err := os.ReadDir(dir)
@@ -292,11 +304,13 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		for off < len(data) {
 			leaf, idx, n, ok := parseRecord(data[off:])
 			if !ok || idx != want {
-				if si != len(segs)-1 {
+				if si != len(segs)-1 && !allZero(data[off:]) {
 					return nil, nil, fmt.Errorf("journal: segment %s corrupt at offset %d", p, off)
 				}
-				if err := truncate(p, int64(off)); err != nil {
-					return nil, nil, err
+				if si == len(segs)-1 {
+					if err := truncate(p, int64(off)); err != nil {
+						return nil, nil, err
+					}
 				}
 				break
 			}
@@ -311,6 +325,16 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		}
 	}
 	return recs, segs, nil
+}
+
+// allZero reports whether b is the unused, zero-filled end of a segment.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // parseRecord decodes the record at the start of b.

@@ -58,6 +58,9 @@ type Config struct {
 	// MaxBacklog bounds the leaves acknowledged but not yet in the log;
 	// beyond it Append fails with ledger_unavailable (default 65536).
 	MaxBacklog int
+	// JournalSegmentSize is the size of each journal segment file, written
+	// with zeros before use (default 32 MiB).
+	JournalSegmentSize int64
 }
 
 // Log is custody's ledger: Append makes a transaction's leaf durable and
@@ -87,9 +90,9 @@ type Log struct {
 	pmu     sync.Mutex        // guards pending
 	pending map[uint64][]byte // durable leaves not yet integrated
 
-	feed     chan feedBatch   // syncer -> feeder
-	futures  chan feedFuture  // feeder -> resolver
-	resolved chan struct{}    // closed when the resolver returns
+	feed     chan feedBatch  // syncer -> feeder
+	futures  chan feedFuture // feeder -> resolver
+	resolved chan struct{}   // closed when the resolver returns
 	closing  sync.Once
 	closeErr error
 }
@@ -120,6 +123,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = time.Second
+	}
+	if cfg.JournalSegmentSize <= 0 {
+		cfg.JournalSegmentSize = 32 << 20
 	}
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = 65536
@@ -188,7 +194,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	l.integrated.Store(next)
 	go l.feedLoop(tctx)
 	go l.resolveLoop()
-	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), next, segs, l.durable, l.integrated.Load)
+	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load)
 	if err != nil {
 		close(l.feed)
 		cancel()
@@ -244,13 +250,40 @@ func (l *Log) durable(first uint64, leaves [][]byte) {
 	l.feed <- feedBatch{first: first, leaves: leaves}
 }
 
-// feedLoop adds durable leaves to tessera in index order.
+// feedLoop adds durable leaves to tessera in index order, one round at a
+// time: everything journaled since the last round goes to tessera at
+// once, and the next round starts when tessera has integrated it. Under
+// load the rounds grow, so tessera's fixed cost per batch (a dozen fsyncs)
+// is shared by more leaves; feeding leaves as they come instead leaves
+// tessera flushing one small batch per BatchMaxAge and falling behind.
 func (l *Log) feedLoop(ctx context.Context) {
 	defer close(l.futures)
-	for b := range l.feed {
-		for i, leaf := range b.leaves {
-			l.futures <- feedFuture{index: b.first + uint64(i), future: l.app.Add(ctx, tessera.NewEntry(leaf))}
+	for {
+		b, ok := <-l.feed
+		if !ok {
+			return
 		}
+		round := []feedBatch{b}
+	drain:
+		for {
+			select {
+			case b, ok := <-l.feed:
+				if !ok {
+					break drain
+				}
+				round = append(round, b)
+			default:
+				break drain
+			}
+		}
+		var last tessera.IndexFuture
+		for _, b := range round {
+			for i, leaf := range b.leaves {
+				last = l.app.Add(ctx, tessera.NewEntry(leaf))
+				l.futures <- feedFuture{index: b.first + uint64(i), future: last}
+			}
+		}
+		last() // futures are memoized: the resolver gets the same answer
 	}
 }
 
