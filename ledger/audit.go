@@ -34,6 +34,7 @@ type AuditReport struct {
 // clean.
 type auditState struct {
 	Origin     string `json:"origin"`
+	KeyID      string `json:"key_id"`
 	Size       uint64 `json:"size"`
 	Root       []byte `json:"root"`
 	Checkpoint string `json:"checkpoint"`
@@ -77,6 +78,9 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 		if prev.Origin != cp.Origin {
 			return nil, fmt.Errorf("state %s is for log %q, not %q", statePath, prev.Origin, cp.Origin)
 		}
+		if prev.KeyID != keyID(verifier.Name(), verifier.KeyHash()) {
+			return nil, invalid("the log was audited with key %s, now %s", prev.KeyID, keyID(verifier.Name(), verifier.KeyHash()))
+		}
 		if prev.Size > cp.Size {
 			return nil, invalid("the log shrank from %d leaves (last audit) to %d", prev.Size, cp.Size)
 		}
@@ -105,7 +109,7 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 		rep.PreviousSize = prev.Size
 	}
 	if statePath != "" {
-		b, err := json.MarshalIndent(auditState{Origin: cp.Origin, Size: cp.Size, Root: cp.Hash, Checkpoint: string(cpRaw)}, "", "  ")
+		b, err := json.MarshalIndent(auditState{Origin: cp.Origin, KeyID: keyID(verifier.Name(), verifier.KeyHash()), Size: cp.Size, Root: cp.Hash, Checkpoint: string(cpRaw)}, "", "  ")
 		if err != nil {
 			return nil, err
 		}
