@@ -85,9 +85,7 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 			return nil, invalid("the log shrank from %d leaves (last audit) to %d", prev.Size, cp.Size)
 		}
 	}
-	a := &auditor{src: src, size: cp.Size, h: sha256.New()}
-	a.rf = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
-	a.rng = a.rf.NewEmptyRange(0)
+	a := newAuditor(src, cp.Size)
 	if prev != nil {
 		a.prefix, a.prefixRoot = prev.Size, prev.Root
 	}
@@ -166,6 +164,13 @@ type auditor struct {
 	levels   [][]byte
 	levelIdx []uint64
 	err      error
+}
+
+func newAuditor(src LogSource, size uint64) *auditor {
+	a := &auditor{src: src, size: size, h: sha256.New()}
+	a.rf = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+	a.rng = a.rf.NewEmptyRange(0)
+	return a
 }
 
 type fetched struct {

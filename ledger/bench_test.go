@@ -2,11 +2,17 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/transparency-dev/tessera"
+	"github.com/transparency-dev/tessera/storage/posix"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // BenchmarkAppend measures durable Appends from 64 concurrent appenders:
@@ -113,4 +119,90 @@ func BenchmarkAppendRate(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// writeBigLog writes n realistic leaves straight through tessera (the
+// journal is not what is measured here) and returns the log directory
+// and its verifier.
+func writeBigLog(b *testing.B, n int) (string, note.Verifier) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	skey, vkey, err := note.GenerateKey(rand.Reader, "bench.custody/log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := note.NewSigner(skey)
+	v, _ := note.NewVerifier(vkey)
+	dir := b.TempDir()
+	d, err := posix.New(ctx, posix.Config{Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	app, shutdown, _, err := tessera.NewAppender(ctx, d, tessera.NewAppendOptions().
+		WithCheckpointSigner(s).WithBatching(1<<14, time.Second).WithCheckpointInterval(100*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx := &custody.Transaction{}
+	tmpl, err := EncodeLeaf(sampleTxWithSalts(tx))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var last tessera.IndexFuture
+	for i := range n {
+		leaf := append([]byte(fmt.Sprintf("%09d", i)), tmpl[9:]...) // unique, leaf-sized
+		last = app.Add(ctx, tessera.NewEntry(leaf))
+		if i%(1<<14) == 1<<14-1 {
+			if _, err := last(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if _, err := last(); err != nil {
+		b.Fatal(err)
+	}
+	if err := shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return dir, v
+}
+
+// sampleTxWithSalts fills tx like a served transaction, without a Log.
+func sampleTxWithSalts(tx *custody.Transaction) *custody.Transaction {
+	*tx = custody.Transaction{
+		ID: "0123456789abcdef0123456789abcdef", Tenant: "3f1c2a9d0b7e4c6a8d5e2f1a0b9c8d7e", Time: time.Now(),
+		Endpoint: "chat.completions", RequestedModel: "glm-5.3", Provider: "primary", Region: "eu-west-1",
+		UpstreamModel: "glm-5.3-0827", ResponseModel: "glm-5.3-0827", Fingerprint: "fp_1", ResponseID: "chatcmpl-1",
+		FallbackChain: []string{"primary"}, Policy: "default", Decision: "primary", Verdict: custody.Verified, Status: 200,
+		PromptTokensLocal: 1200, PromptTokensReported: 1204, CompletionTokens: 300,
+		RequestCommitment: make([]byte, 32), ResponseCommitment: make([]byte, 32),
+	}
+	for _, c := range []string{custody.CheckCapacity, custody.CheckPromptTokens, custody.CheckModel, custody.CheckRequestID, custody.CheckReplay, custody.CheckShape, custody.CheckContamination} {
+		tx.Pass(c, "")
+	}
+	return tx
+}
+
+// BenchmarkAudit1M audits a log of 1,000,000 leaves from its directory
+// (goal: <= 10 s). Generating the log takes a while; run it alone with
+// -benchtime 1x.
+func BenchmarkAudit1M(b *testing.B) {
+	const n = 1_000_000
+	dir, v := writeBigLog(b, n)
+	src, err := OpenSource(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		rep, err := Audit(context.Background(), src, v, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Size != n {
+			b.Fatalf("audited %d leaves", rep.Size)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/audit")
 }
