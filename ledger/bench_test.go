@@ -1,0 +1,208 @@
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/transparency-dev/tessera"
+	"github.com/transparency-dev/tessera/storage/posix"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// BenchmarkAppend measures durable Appends from 64 concurrent appenders:
+// leaves/s acknowledged (journal fsynced), Append latency p50/p99, and
+// how fast tessera integrated them (integrated-leaves/s, measured until
+// the last one is in the log).
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	l, err := Open(ctx, Config{Dir: b.TempDir(), CheckpointInterval: time.Second, MaxBacklog: 1 << 22})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close(ctx)
+	tx := sampleTx(l, "req", []byte("request"), []byte("response"))
+	const workers = 64
+	lat := make([][]time.Duration, workers)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := *tx
+			for i := w; i < b.N; i += workers {
+				t.ID = fmt.Sprintf("req-%d", i)
+				s := time.Now()
+				if _, err := l.Append(ctx, &t); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[w] = append(lat[w], time.Since(s))
+			}
+		}()
+	}
+	wg.Wait()
+	acked := time.Since(start)
+	for l.Size() < uint64(b.N) {
+		time.Sleep(time.Millisecond)
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(float64(b.N)/acked.Seconds(), "leaves/s")
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "integrated-leaves/s")
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkAppendSerial is one appender at a time: the latency an idle
+// ledger adds to a request (one fdatasync).
+func BenchmarkAppendSerial(b *testing.B) {
+	ctx := context.Background()
+	l, err := Open(ctx, Config{Dir: b.TempDir(), CheckpointInterval: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close(ctx)
+	tx := sampleTx(l, "req", []byte("request"), []byte("response"))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		tx.ID = fmt.Sprintf("req-%d", i)
+		s := time.Now()
+		if _, err := l.Append(ctx, tx); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(s))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkAppendRate is open-loop: Appends start at a fixed 1,000/s
+// whatever the latency, as requests do at the gateway's target load.
+func BenchmarkAppendRate(b *testing.B) {
+	ctx := context.Background()
+	l, err := Open(ctx, Config{Dir: b.TempDir(), CheckpointInterval: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close(ctx)
+	tx := sampleTx(l, "req", []byte("request"), []byte("response"))
+	lat := make([]time.Duration, b.N)
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	b.ResetTimer()
+	for i := range b.N {
+		<-tick.C
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := *tx
+			t.ID = fmt.Sprintf("req-%d", i)
+			s := time.Now()
+			if _, err := l.Append(ctx, &t); err != nil {
+				b.Error(err)
+			}
+			lat[i] = time.Since(s)
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// writeBigLog writes n realistic leaves straight through tessera (the
+// journal is not what is measured here) and returns the log directory
+// and its verifier.
+func writeBigLog(b *testing.B, n int) (string, note.Verifier) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	skey, vkey, err := note.GenerateKey(rand.Reader, "bench.custody/log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := note.NewSigner(skey)
+	v, _ := note.NewVerifier(vkey)
+	dir := b.TempDir()
+	d, err := posix.New(ctx, posix.Config{Path: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	app, shutdown, _, err := tessera.NewAppender(ctx, d, tessera.NewAppendOptions().
+		WithCheckpointSigner(s).WithBatching(1<<14, time.Second).WithCheckpointInterval(100*time.Millisecond))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx := &custody.Transaction{}
+	tmpl, err := EncodeLeaf(sampleTxWithSalts(tx))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var last tessera.IndexFuture
+	for i := range n {
+		leaf := append([]byte(fmt.Sprintf("%09d", i)), tmpl[9:]...) // unique, leaf-sized
+		last = app.Add(ctx, tessera.NewEntry(leaf))
+		if i%(1<<14) == 1<<14-1 {
+			if _, err := last(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if _, err := last(); err != nil {
+		b.Fatal(err)
+	}
+	if err := shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return dir, v
+}
+
+// sampleTxWithSalts fills tx like a served transaction, without a Log.
+func sampleTxWithSalts(tx *custody.Transaction) *custody.Transaction {
+	*tx = custody.Transaction{
+		ID: "0123456789abcdef0123456789abcdef", Tenant: "3f1c2a9d0b7e4c6a8d5e2f1a0b9c8d7e", Time: time.Now(),
+		Endpoint: "chat.completions", RequestedModel: "glm-5.3", Provider: "primary", Region: "eu-west-1",
+		UpstreamModel: "glm-5.3-0827", ResponseModel: "glm-5.3-0827", Fingerprint: "fp_1", ResponseID: "chatcmpl-1",
+		FallbackChain: []string{"primary"}, Policy: "default", Decision: "primary", Verdict: custody.Verified, Status: 200,
+		PromptTokensLocal: 1200, PromptTokensReported: 1204, CompletionTokens: 300,
+		RequestCommitment: make([]byte, 32), ResponseCommitment: make([]byte, 32),
+	}
+	for _, c := range []string{custody.CheckCapacity, custody.CheckPromptTokens, custody.CheckModel, custody.CheckRequestID, custody.CheckReplay, custody.CheckShape, custody.CheckContamination} {
+		tx.Pass(c, "")
+	}
+	return tx
+}
+
+// BenchmarkAudit1M audits a log of 1,000,000 leaves from its directory
+// (goal: <= 10 s). Generating the log takes a while; run it alone with
+// -benchtime 1x.
+func BenchmarkAudit1M(b *testing.B) {
+	const n = 1_000_000
+	dir, v := writeBigLog(b, n)
+	src, err := OpenSource(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		rep, err := Audit(context.Background(), src, v, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Size != n {
+			b.Fatalf("audited %d leaves", rep.Size)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/audit")
+}

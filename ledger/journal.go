@@ -1,0 +1,371 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The journal is where a leaf becomes durable. It is a directory of
+// append-only segment files named by the index of their first record
+// (%016x.wal). A record is
+//
+//	uint32 length of leaf | uint32 CRC-32C of (index || leaf) | uint64 index | leaf
+//
+// big-endian. Indices are assigned here, contiguously, under one lock, so
+// the journal order is the log order. One goroutine (the syncer) writes
+// whatever has accumulated since its last fsync in a single write and
+// fdatasync, then releases every Append of that group: a group commit
+// with no timer, so an idle ledger adds one fsync of latency and a busy
+// one shares each fsync among everyone who arrived during the last.
+const (
+	recordHeader  = 16
+	segmentSuffix = ".wal"
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// commit is one group: the Appends whose records one fsync made durable.
+type commit struct {
+	done   chan struct{} // closed when err is set and the group is durable or failed
+	err    error
+	first  uint64
+	leaves [][]byte
+}
+
+// journal is the durable, ordered queue in front of tessera.
+type journal struct {
+	dir    string
+	segMax int64 // bytes preallocated per segment
+	// durable is called by the syncer, in index order, with each group
+	// after its fsync and before its Appends are released.
+	durable func(first uint64, leaves [][]byte)
+	// integrated reports how much of the journal tessera holds, so that
+	// fully integrated segments can be removed.
+	integrated func() uint64
+
+	mu     sync.Mutex // guards next, buf, cur, closed, err
+	next   uint64
+	buf    []byte
+	cur    *commit
+	closed bool
+	err    error // sticky: once the journal fails, every Append fails
+
+	kick   chan struct{} // capacity 1: "there is something to write"
+	exited chan struct{} // closed when the syncer returns
+
+	// Owned by the syncer goroutine.
+	f        *os.File
+	segSize  int64
+	segments []uint64 // first index of each segment still on disk, ascending
+	spare    []byte
+}
+
+// openJournal starts a new segment at index next and the syncer. Older
+// segments listed in old are kept until tessera has integrated them.
+func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64) (*journal, error) {
+	j := &journal{
+		dir:        dir,
+		segMax:     segMax,
+		durable:    durable,
+		integrated: integrated,
+		next:       next,
+		cur:        &commit{done: make(chan struct{}), first: next},
+		kick:       make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		segments:   slices.Clone(old),
+	}
+	if err := j.newSegment(next); err != nil {
+		return nil, err
+	}
+	go j.syncLoop()
+	return j, nil
+}
+
+func segmentName(first uint64) string { return fmt.Sprintf("%016x%s", first, segmentSuffix) }
+
+// newSegment is called by the syncer (or before it starts). The segment
+// is filled with zeros and synced before use, so that the fdatasync after
+// each group only flushes data blocks: an append that grew the file would
+// also need a filesystem journal commit, which on ext4 waits for every
+// other file's metadata (tessera's renames) and multiplies the latency.
+// Recovery reads the zeros as the end of the records.
+func (j *journal) newSegment(first uint64) error {
+	p := filepath.Join(j.dir, segmentName(first))
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros, off); err != nil {
+			f.Close()
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := syncDir(j.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("journal: %w", err)
+	}
+	if j.f != nil {
+		j.f.Close()
+	}
+	j.f, j.segSize = f, 0
+	if n := len(j.segments); n == 0 || j.segments[n-1] != first {
+		j.segments = append(j.segments, first)
+	}
+	return nil
+}
+
+// errJournalClosed is the cause of Appends after Close.
+var errJournalClosed = errors.New("ledger is closed")
+
+// append queues leaf under the next index. The caller waits on the
+// returned group's done channel before treating the leaf as durable.
+// backlog is the most leaves allowed between the journal and the log.
+func (j *journal) append(leaf []byte, backlog uint64) (uint64, *commit, error) {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return 0, nil, errJournalClosed
+	}
+	if j.err != nil {
+		err := j.err
+		j.mu.Unlock()
+		return 0, nil, err
+	}
+	if lag := j.next - j.integrated(); backlog > 0 && lag >= backlog {
+		j.mu.Unlock()
+		return 0, nil, fmt.Errorf("ledger overloaded: %d leaves not yet in the log", lag)
+	}
+	idx := j.next
+	j.next++
+	var h [recordHeader]byte
+	binary.BigEndian.PutUint32(h[0:], uint32(len(leaf)))
+	binary.BigEndian.PutUint64(h[8:], idx)
+	crc := crc32.Update(crc32.Update(0, crcTable, h[8:]), crcTable, leaf)
+	binary.BigEndian.PutUint32(h[4:], crc)
+	j.buf = append(append(j.buf, h[:]...), leaf...)
+	c := j.cur
+	c.leaves = append(c.leaves, leaf)
+	j.mu.Unlock()
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+	return idx, c, nil
+}
+
+func (j *journal) syncLoop() {
+	defer close(j.exited)
+	for {
+		j.mu.Lock()
+		for len(j.buf) == 0 {
+			if j.closed {
+				j.mu.Unlock()
+				return
+			}
+			j.mu.Unlock()
+			<-j.kick
+			j.mu.Lock()
+		}
+		b, c := j.buf, j.cur
+		j.buf = j.spare[:0]
+		j.cur = &commit{done: make(chan struct{}), first: j.next}
+		failed := j.err
+		j.mu.Unlock()
+
+		err := failed
+		if err == nil && j.segSize+int64(len(b)) > j.segMax {
+			err = j.rotate(c.first)
+		}
+		if err == nil {
+			err = j.write(b)
+		}
+		j.spare = b
+		if err != nil {
+			j.mu.Lock()
+			if j.err == nil {
+				j.err = err
+			}
+			j.mu.Unlock()
+			c.err = err
+			close(c.done)
+			continue
+		}
+		j.durable(c.first, c.leaves)
+		close(c.done)
+	}
+}
+
+// write makes b durable in the current segment.
+func (j *journal) write(b []byte) error {
+	n, err := j.f.WriteAt(b, j.segSize)
+	j.segSize += int64(n)
+	if err != nil {
+		return fmt.Errorf("journal write: %w", err)
+	}
+	if err := fdatasync(j.f); err != nil {
+		return fmt.Errorf("journal fsync: %w", err)
+	}
+	return nil
+}
+
+// rotate starts a segment at next and removes segments tessera holds.
+func (j *journal) rotate(next uint64) error {
+	if err := j.newSegment(next); err != nil {
+		return err
+	}
+	j.removeIntegrated()
+	return nil
+}
+
+// removeIntegrated deletes every segment whose records all precede the
+// log's integrated size. The last segment is never removed.
+func (j *journal) removeIntegrated() {
+	size := j.integrated()
+	keep := j.segments[:0]
+	for i, s := range j.segments {
+		if i+1 < len(j.segments) && j.segments[i+1] <= size {
+			os.Remove(filepath.Join(j.dir, segmentName(s)))
+			continue
+		}
+		keep = append(keep, s)
+	}
+	j.segments = keep
+	syncDir(j.dir)
+}
+
+// close stops new Appends, waits for the syncer to write what is queued,
+// and closes the segment.
+func (j *journal) close() error {
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+	<-j.exited
+	j.removeIntegrated()
+	return j.f.Close()
+}
+
+// journalRecord is one record read back by readJournal.
+type journalRecord struct {
+	index uint64
+	leaf  []byte
+}
+
+// readJournal reads every record of every segment in dir, in order. The
+// records of a segment end where its zero fill begins. A torn or corrupt
+// record at the end of the LAST segment is the write a crash interrupted
+// (its Append never returned): the segment is cut there. Anything else
+// that does not parse is an error, as are indices that are not
+// contiguous.
+func readJournal(dir string) ([]journalRecord, []uint64, error) {
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	var segs []uint64
+	for _, e := range names {
+		n := e.Name()
+		if !strings.HasSuffix(n, segmentSuffix) {
+			continue
+		}
+		first, err := strconv.ParseUint(strings.TrimSuffix(n, segmentSuffix), 16, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("journal: unexpected file %s", n)
+		}
+		segs = append(segs, first)
+	}
+	slices.Sort(segs)
+	var recs []journalRecord
+	for si, first := range segs {
+		p := filepath.Join(dir, segmentName(first))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("journal: %w", err)
+		}
+		off, want := 0, first
+		for off < len(data) {
+			leaf, idx, n, ok := parseRecord(data[off:])
+			if !ok || idx != want {
+				if si != len(segs)-1 && !allZero(data[off:]) {
+					return nil, nil, fmt.Errorf("journal: segment %s corrupt at offset %d", p, off)
+				}
+				if si == len(segs)-1 {
+					if err := truncate(p, int64(off)); err != nil {
+						return nil, nil, err
+					}
+				}
+				break
+			}
+			recs = append(recs, journalRecord{index: idx, leaf: leaf})
+			off += n
+			want++
+		}
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].index != recs[i-1].index+1 {
+			return nil, nil, fmt.Errorf("journal: gap between index %d and %d", recs[i-1].index, recs[i].index)
+		}
+	}
+	return recs, segs, nil
+}
+
+// allZero reports whether b is the unused, zero-filled end of a segment.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// parseRecord decodes the record at the start of b.
+func parseRecord(b []byte) (leaf []byte, idx uint64, n int, ok bool) {
+	if len(b) < recordHeader {
+		return nil, 0, 0, false
+	}
+	l := int(binary.BigEndian.Uint32(b[0:]))
+	if l > MaxLeafSize || len(b) < recordHeader+l {
+		return nil, 0, 0, false
+	}
+	crc := binary.BigEndian.Uint32(b[4:])
+	idx = binary.BigEndian.Uint64(b[8:])
+	leaf = b[recordHeader : recordHeader+l]
+	if crc32.Update(crc32.Update(0, crcTable, b[8:16]), crcTable, leaf) != crc {
+		return nil, 0, 0, false
+	}
+	return leaf, idx, recordHeader + l, true
+}
+
+func truncate(p string, size int64) error {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return f.Sync()
+}

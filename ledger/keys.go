@@ -1,0 +1,188 @@
+package ledger
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// Names of the key files under Config.Dir. The secret and the signing key
+// are created with mode 0600 and never leave the data directory; the
+// verifier key is public and sits beside the checkpoint.
+const (
+	secretFile   = "secret.key"
+	signingFile  = "signing.key"
+	verifierFile = "verifier" // under logDir: served as /log/verifier
+)
+
+// receiptDomain prefixes the bytes the receipt signature covers, so that a
+// receipt signature can never be mistaken for a checkpoint signature made
+// with the same key (a note's text cannot contain a NUL byte).
+const receiptDomain = "custody/receipt/v1\x00"
+
+// keys is what Open loads or creates: immutable afterwards.
+type keys struct {
+	secret   []byte // HMAC key for salts and pseudonyms
+	signer   note.Signer
+	verifier note.Verifier
+	vkey     string // verifier key string, e.g. "origin+1a2b3c4d+AbC..."
+}
+
+// loadKeys reads the ledger secret and the signing key from dir, creating
+// them on first start. keyFile, if set, names an existing note signer key
+// instead. origin, if set, must match the signing key's name.
+func loadKeys(dir, keyFile, origin string) (*keys, error) {
+	secret, err := readOrCreate(filepath.Join(dir, secretFile), func() ([]byte, error) {
+		b := make([]byte, 32)
+		_, err := rand.Read(b)
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger secret: %w", err)
+	}
+	if len(secret) < 32 {
+		return nil, fmt.Errorf("ledger secret %s: %d bytes, want 32", filepath.Join(dir, secretFile), len(secret))
+	}
+	var skey []byte
+	if keyFile != "" {
+		skey, err = os.ReadFile(keyFile)
+	} else {
+		if origin == "" {
+			origin = DefaultOrigin
+		}
+		skey, err = readOrCreate(filepath.Join(dir, signingFile), func() ([]byte, error) {
+			s, _, err := note.GenerateKey(rand.Reader, origin)
+			return []byte(s + "\n"), err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger signing key: %w", err)
+	}
+	signer, err := note.NewSigner(strings.TrimSpace(string(skey)))
+	if err != nil {
+		return nil, fmt.Errorf("ledger signing key: %w", err)
+	}
+	if origin != "" && signer.Name() != origin {
+		return nil, fmt.Errorf("ledger signing key is for origin %q, configured origin is %q", signer.Name(), origin)
+	}
+	vkey, err := verifierKey(strings.TrimSpace(string(skey)))
+	if err != nil {
+		return nil, fmt.Errorf("ledger signing key: %w", err)
+	}
+	verifier, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("ledger verifier key: %w", err)
+	}
+	return &keys{secret: secret[:32], signer: signer, verifier: verifier, vkey: vkey}, nil
+}
+
+// verifierKey derives the public verifier key string from a note signer
+// key "PRIVATE+KEY+name+hash+base64(alg||seed)".
+func verifierKey(skey string) (string, error) {
+	parts := strings.SplitN(skey, "+", 5)
+	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" {
+		return "", errors.New("not a note signer key")
+	}
+	raw, err := base64.StdEncoding.DecodeString(parts[4])
+	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != 1 {
+		return "", errors.New("not an Ed25519 note signer key")
+	}
+	pub := ed25519.NewKeyFromSeed(raw[1:]).Public().(ed25519.PublicKey)
+	return note.NewEd25519VerifierKey(parts[2], pub)
+}
+
+// readOrCreate returns the contents of path, creating it first with mode
+// 0600 from gen if it does not exist. Creation is exclusive and fsynced, so
+// two processes starting at once agree on one key.
+func readOrCreate(path string, gen func() ([]byte, error)) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	data, err := gen()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileSync(path, data, 0o600, true); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return os.ReadFile(path)
+		}
+		return nil, err
+	}
+	return data, nil
+}
+
+// writeFileSync writes data to path durably: to a temporary file, fsync,
+// rename (or link, if exclusive), fsync of the directory.
+func writeFileSync(path string, data []byte, perm os.FileMode, exclusive bool) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if exclusive {
+		err = os.Link(tmp, path)
+	} else {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ParseVerifier reads a pinned verifier key: either the key string itself
+// ("origin+hash+base64") or the name of a file holding it.
+func ParseVerifier(k string) (note.Verifier, error) {
+	k = strings.TrimSpace(k)
+	if v, err := note.NewVerifier(k); err == nil {
+		return v, nil
+	}
+	b, err := os.ReadFile(k)
+	if err != nil {
+		return nil, fmt.Errorf("verifier key %q: neither a key nor a readable file: %w", k, err)
+	}
+	v, err := note.NewVerifier(string(bytes.TrimSpace(b)))
+	if err != nil {
+		return nil, fmt.Errorf("verifier key file %q: %w", k, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,195 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/custody-gateway/custody"
+)
+
+// LeafVersion is the value of the "v" field of every leaf this package
+// writes. A reader refuses other versions.
+const LeafVersion = 1
+
+// MaxLeafSize bounds an encoded leaf; tessera's own limit is larger.
+const MaxLeafSize = 64 << 10
+
+// ErrBadLeaf is wrapped by every DecodeLeaf failure.
+var ErrBadLeaf = errors.New("ledger: malformed leaf")
+
+// leafV1 is the leaf, version 1. The field order here IS the canonical
+// order of the encoding (encoding/json writes struct fields in declaration
+// order), every field is always present (no omitempty), so one
+// transaction has exactly one encoding. Do not reorder, rename or add
+// fields without bumping LeafVersion and documenting it in docs/ledger.md.
+type leafV1 struct {
+	V                    int         `json:"v"`
+	ID                   string      `json:"id"`
+	Tenant               string      `json:"tenant"` // pseudonym, never the tenant id
+	Time                 string      `json:"time"`   // RFC 3339, UTC, nanoseconds, trailing zeros trimmed
+	Endpoint             string      `json:"endpoint"`
+	Stream               bool        `json:"stream"`
+	Canary               bool        `json:"canary"`
+	RequestedModel       string      `json:"requested_model"`
+	Provider             string      `json:"provider"`
+	Region               string      `json:"region"`
+	UpstreamModel        string      `json:"upstream_model"`
+	ResponseModel        string      `json:"response_model"`
+	Fingerprint          string      `json:"system_fingerprint"`
+	ResponseID           string      `json:"response_id"`
+	Route                int         `json:"route"`
+	FallbackChain        []string    `json:"fallback_chain"`
+	PathChange           bool        `json:"path_change"`
+	Policy               string      `json:"policy"`
+	UseCase              string      `json:"use_case"`
+	Decision             string      `json:"decision"`
+	Checks               []outcomeV1 `json:"checks"`
+	Verdict              string      `json:"verdict"`
+	Code                 string      `json:"code"`
+	Status               int         `json:"status"`
+	PromptTokensLocal    int         `json:"prompt_tokens_local"`
+	PromptTokensReported int         `json:"prompt_tokens_reported"`
+	CompletionTokens     int         `json:"completion_tokens"`
+	RequestCommitment    string      `json:"request_commitment"`  // lowercase hex, "" if none
+	ResponseCommitment   string      `json:"response_commitment"` // lowercase hex, "" if none
+	DurationNS           int64       `json:"duration_ns"`
+}
+
+type outcomeV1 struct {
+	Check  string `json:"check"`
+	Status string `json:"status"`
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// EncodeLeaf returns the canonical leaf of tx, as is: the caller puts the
+// tenant pseudonym in tx.Tenant (Log.Append does).
+func EncodeLeaf(tx *custody.Transaction) ([]byte, error) {
+	l := leafV1{
+		V:                    LeafVersion,
+		ID:                   tx.ID,
+		Tenant:               tx.Tenant,
+		Time:                 tx.Time.UTC().Format(time.RFC3339Nano),
+		Endpoint:             tx.Endpoint,
+		Stream:               tx.Stream,
+		Canary:               tx.Canary,
+		RequestedModel:       tx.RequestedModel,
+		Provider:             tx.Provider,
+		Region:               tx.Region,
+		UpstreamModel:        tx.UpstreamModel,
+		ResponseModel:        tx.ResponseModel,
+		Fingerprint:          tx.Fingerprint,
+		ResponseID:           tx.ResponseID,
+		Route:                tx.Route,
+		FallbackChain:        tx.FallbackChain,
+		PathChange:           tx.PathChange,
+		Policy:               tx.Policy,
+		UseCase:              tx.UseCase,
+		Decision:             tx.Decision,
+		Checks:               make([]outcomeV1, len(tx.Outcomes)),
+		Verdict:              string(tx.Verdict),
+		Code:                 string(tx.Code),
+		Status:               tx.Status,
+		PromptTokensLocal:    tx.PromptTokensLocal,
+		PromptTokensReported: tx.PromptTokensReported,
+		CompletionTokens:     tx.CompletionTokens,
+		RequestCommitment:    hex.EncodeToString(tx.RequestCommitment),
+		ResponseCommitment:   hex.EncodeToString(tx.ResponseCommitment),
+		DurationNS:           int64(tx.Duration),
+	}
+	if l.FallbackChain == nil {
+		l.FallbackChain = []string{}
+	}
+	for i, o := range tx.Outcomes {
+		l.Checks[i] = outcomeV1{Check: o.Check, Status: string(o.Status), Code: string(o.Code), Detail: o.Detail}
+	}
+	b, err := json.Marshal(&l)
+	if err != nil {
+		return nil, fmt.Errorf("encoding leaf: %w", err)
+	}
+	if len(b) > MaxLeafSize {
+		return nil, fmt.Errorf("encoding leaf: %d bytes, limit %d", len(b), MaxLeafSize)
+	}
+	return b, nil
+}
+
+// DecodeLeaf parses a leaf. It accepts only the canonical encoding of a
+// version it knows: decoding and re-encoding must give back b exactly.
+// The returned transaction's Tenant is the pseudonym.
+func DecodeLeaf(b []byte) (*custody.Transaction, error) {
+	if len(b) > MaxLeafSize {
+		return nil, fmt.Errorf("%w: %d bytes", ErrBadLeaf, len(b))
+	}
+	var l leafV1
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&l); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadLeaf, err)
+	}
+	if l.V != LeafVersion {
+		return nil, fmt.Errorf("%w: version %d", ErrBadLeaf, l.V)
+	}
+	t, err := time.Parse(time.RFC3339Nano, l.Time)
+	if err != nil {
+		return nil, fmt.Errorf("%w: time: %w", ErrBadLeaf, err)
+	}
+	reqC, err := hex.DecodeString(l.RequestCommitment)
+	if err != nil {
+		return nil, fmt.Errorf("%w: request_commitment: %w", ErrBadLeaf, err)
+	}
+	respC, err := hex.DecodeString(l.ResponseCommitment)
+	if err != nil {
+		return nil, fmt.Errorf("%w: response_commitment: %w", ErrBadLeaf, err)
+	}
+	tx := &custody.Transaction{
+		ID:                   l.ID,
+		Tenant:               l.Tenant,
+		Time:                 t,
+		Endpoint:             l.Endpoint,
+		Stream:               l.Stream,
+		Canary:               l.Canary,
+		RequestedModel:       l.RequestedModel,
+		Provider:             l.Provider,
+		Region:               l.Region,
+		UpstreamModel:        l.UpstreamModel,
+		ResponseModel:        l.ResponseModel,
+		Fingerprint:          l.Fingerprint,
+		ResponseID:           l.ResponseID,
+		Route:                l.Route,
+		PathChange:           l.PathChange,
+		Policy:               l.Policy,
+		UseCase:              l.UseCase,
+		Decision:             l.Decision,
+		Verdict:              custody.Verdict(l.Verdict),
+		Code:                 custody.Code(l.Code),
+		Status:               l.Status,
+		PromptTokensLocal:    l.PromptTokensLocal,
+		PromptTokensReported: l.PromptTokensReported,
+		CompletionTokens:     l.CompletionTokens,
+		Duration:             time.Duration(l.DurationNS),
+	}
+	if len(l.FallbackChain) > 0 {
+		tx.FallbackChain = l.FallbackChain
+	}
+	if len(reqC) > 0 {
+		tx.RequestCommitment = reqC
+	}
+	if len(respC) > 0 {
+		tx.ResponseCommitment = respC
+	}
+	for _, o := range l.Checks {
+		tx.Outcomes = append(tx.Outcomes, custody.Outcome{Check: o.Check, Status: custody.Status(o.Status), Code: custody.Code(o.Code), Detail: o.Detail})
+	}
+	again, err := EncodeLeaf(tx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadLeaf, err)
+	}
+	if !bytes.Equal(again, b) {
+		return nil, fmt.Errorf("%w: not in canonical form", ErrBadLeaf)
+	}
+	return tx, nil
+}

@@ -1,0 +1,155 @@
+package ledgercli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/ledger"
+)
+
+// fixture is a closed ledger with three transactions, their receipt
+// files and request/response files.
+type fixture struct {
+	dir, key, receipt, request, response, stream string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := ledger.Open(ctx, ledger.Config{Dir: dir, CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *ledger.Receipt
+	req, resp := []byte(`{"model":"m","messages":[]}`), []byte("data: {}\n\ndata: [DONE]\n\n")
+	for i := range 3 {
+		id := fmt.Sprintf("req-%d", i)
+		rs, ps := l.Salts(id)
+		tx := &custody.Transaction{ID: id, Tenant: "acme", Time: time.Now(), Stream: true,
+			RequestCommitment: ledger.Commit(rs, req), ResponseCommitment: ledger.Commit(ps, resp)}
+		if last, err = l.Append(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := l.VerifierKey()
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := last.Marshal()
+	f := fixture{dir: dir, key: key}
+	files := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(files, name)
+		os.WriteFile(p, data, 0o644)
+		return p
+	}
+	f.receipt = write("receipt.json", b)
+	f.request = write("request.json", req)
+	f.response = write("response.sse", resp)
+	f.stream = write("stream.sse", append(append([]byte{}, resp...), ": custody-receipt req-2\n\n"...))
+	return f
+}
+
+func TestVerify(t *testing.T) {
+	f := newFixture(t)
+	l := mustOpenHandler(t, f.dir)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte(f.key+"\n"), 0o644)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	b, _ := os.ReadFile(f.receipt)
+	os.WriteFile(bad, bytes.Replace(b, []byte(`"req-2"`), []byte(`"req-1"`), 1), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"dir", []string{"--log", f.dir, "--key", f.key, f.receipt}, 0},
+		{"http", []string{"--log", l + "/log", "--key", keyFile, f.receipt}, 0},
+		{"flags after receipt", []string{f.receipt, "--log", f.dir, "--key", f.key}, 0},
+		{"request and response", []string{"--log", f.dir, "--key", f.key, "--request", f.request, "--response", f.response, f.receipt}, 0},
+		{"stream with receipt line", []string{"--log", f.dir, "--key", f.key, "--response", f.stream, f.receipt}, 0},
+		{"unpinned key from the log", []string{"--log", f.dir, f.receipt}, 0},
+		{"wrong request", []string{"--log", f.dir, "--key", f.key, "--request", f.response, f.receipt}, 1},
+		{"wrong response", []string{"--log", f.dir, "--key", f.key, "--response", f.request, f.receipt}, 1},
+		{"edited receipt", []string{"--log", f.dir, "--key", f.key, bad}, 1},
+		{"not a receipt", []string{"--log", f.dir, "--key", f.key, f.request}, 1},
+		{"no receipt", []string{"--log", f.dir}, 2},
+		{"two receipts", []string{"--key", f.key, f.receipt, f.receipt}, 2},
+		{"unknown flag", []string{"--nope", f.receipt}, 2},
+		{"bad key", []string{"--key", "nonsense", f.receipt}, 2},
+		{"no key, no log", []string{f.receipt}, 2},
+		{"missing receipt file", []string{"--key", f.key, "/nonexistent"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if got := Verify(context.Background(), tc.args, &out, &errb); got != tc.want {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", got, tc.want, out.String(), errb.String())
+			}
+			if tc.want == 1 && errb.Len() == 0 {
+				t.Fatal("no reason on stderr")
+			}
+		})
+	}
+}
+
+// mustOpenHandler serves the ledger's log over HTTP and returns the URL.
+func mustOpenHandler(t *testing.T, dir string) string {
+	l, err := ledger.Open(context.Background(), ledger.Config{Dir: dir, CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(l.Handler())
+	t.Cleanup(func() { srv.Close(); l.Close(context.Background()) })
+	return srv.URL
+}
+
+func TestAudit(t *testing.T) {
+	f := newFixture(t)
+	state := filepath.Join(t.TempDir(), "state.json")
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Audit(context.Background(), args, &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	if code, out := run("--log", f.dir, "--key", f.key, "--state", state); code != 0 || !strings.Contains(out, "clean") {
+		t.Fatalf("first audit: %d %s", code, out)
+	}
+	if code, out := run("--log", f.dir, "--key", f.key, "--state", state); code != 0 {
+		t.Fatalf("second audit: %d %s", code, out)
+	}
+	// Another log under the same origin but another key.
+	other := t.TempDir()
+	ol, err := ledger.Open(context.Background(), ledger.Config{Dir: other, CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ol.Append(context.Background(), &custody.Transaction{ID: "x"})
+	ol.Close(context.Background())
+	if code, _ := run("--log", other, "--key", f.key); code != 1 {
+		t.Fatalf("audit of a log signed by another key: %d", code)
+	}
+	if code, _ := run("--log", other, "--state", state); code != 1 {
+		t.Fatalf("audit with a changed key against the state: %d", code)
+	}
+	cp := filepath.Join(f.dir, "log", "checkpoint")
+	b, _ := os.ReadFile(cp)
+	b[len(b)-3] ^= 1
+	os.WriteFile(cp, b, 0o644)
+	if code, _ := run("--log", f.dir, "--key", f.key); code != 1 {
+		t.Fatalf("audit of a tampered checkpoint: %d", code)
+	}
+	for _, args := range [][]string{{}, {"--key", f.key}, {"--log", f.dir, "extra"}, {"--log", f.dir, "--key", "nonsense"}} {
+		if code, _ := run(args...); code != 2 {
+			t.Fatalf("audit %q: exit %d, want 2", args, code)
+		}
+	}
+}

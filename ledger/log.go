@@ -1,0 +1,533 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/transparency-dev/formats/log"
+	"github.com/transparency-dev/tessera"
+	"github.com/transparency-dev/tessera/api"
+	"github.com/transparency-dev/tessera/api/layout"
+	"github.com/transparency-dev/tessera/client"
+	"github.com/transparency-dev/tessera/storage/posix"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// DefaultOrigin is the log origin (and signing key name) when none is
+// configured.
+const DefaultOrigin = "custody.local/log"
+
+// Layout of Config.Dir.
+const (
+	logDir     = "log"     // the public tlog-tiles tree (tessera POSIX), served at /log/
+	journalDir = "journal" // private: leaves acknowledged but maybe not yet in the log
+	lockFile   = "ledger.lock"
+)
+
+// Config configures the ledger. The zero value of every field but Dir is
+// usable.
+type Config struct {
+	// Dir is the ledger's directory (data_dir/ledger, say). Required.
+	Dir string
+	// Origin is the log's origin line and the signing key's name
+	// (ledger.origin). Empty: the configured key's name, or DefaultOrigin
+	// for a generated key.
+	Origin string
+	// KeyFile names a note signer key ("PRIVATE+KEY+origin+...") to sign
+	// checkpoints and receipts with. Empty: Dir/signing.key, generated on
+	// first start with mode 0600.
+	KeyFile string
+	// BatchMaxAge and BatchMaxSize bound tessera's sequencing batches
+	// (ledger.batch_max_age, default 2ms; default 1024 leaves). They set
+	// how soon a durable leaf reaches the log, not Append's latency.
+	BatchMaxAge  time.Duration
+	BatchMaxSize int
+	// CheckpointInterval is how often a new checkpoint is signed and
+	// published (default 1s, at least 100ms).
+	CheckpointInterval time.Duration
+	// MaxBacklog bounds the leaves acknowledged but not yet in the log;
+	// beyond it Append fails with ledger_unavailable (default 65536).
+	MaxBacklog int
+	// JournalSegmentSize is the size of each journal segment file, written
+	// with zeros before use (default 32 MiB).
+	JournalSegmentSize int64
+}
+
+// Log is custody's ledger: Append makes a transaction's leaf durable and
+// returns its signed receipt; a background feeder integrates leaves into
+// the tessera log in index order.
+type Log struct {
+	cfg     Config
+	keys    *keys
+	origin  string
+	logPath string
+
+	app      *tessera.Appender
+	reader   tessera.LogReader
+	shutdown func(context.Context) error
+	cancel   context.CancelFunc // stops tessera's background work
+	lock     *os.File
+
+	j *journal
+
+	// integrated is the number of leaves tessera has sequenced and
+	// integrated (written by the resolver goroutine).
+	integrated atomic.Uint64
+	// failed is set by the resolver when tessera refuses a leaf or gives
+	// it an unexpected index; Append fails from then on.
+	failed atomic.Pointer[error]
+
+	pmu     sync.Mutex        // guards pending
+	pending map[uint64][]byte // durable leaves not yet integrated
+
+	feed     chan feedBatch  // syncer -> feeder
+	futures  chan feedFuture // feeder -> resolver
+	resolved chan struct{}   // closed when the resolver returns
+	closing  sync.Once
+	closeErr error
+}
+
+type feedBatch struct {
+	first  uint64
+	leaves [][]byte
+}
+
+type feedFuture struct {
+	index  uint64
+	future tessera.IndexFuture
+}
+
+// Open opens (creating on first start) the ledger in cfg.Dir. Before it
+// returns, every leaf the journal holds that the log does not (the work a
+// crash interrupted) is integrated, so Entries sees every acknowledged
+// leaf.
+func Open(ctx context.Context, cfg Config) (*Log, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("ledger: Config.Dir is required")
+	}
+	if cfg.BatchMaxAge <= 0 {
+		cfg.BatchMaxAge = 2 * time.Millisecond
+	}
+	if cfg.BatchMaxSize <= 0 {
+		cfg.BatchMaxSize = 1024
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = time.Second
+	}
+	if cfg.JournalSegmentSize <= 0 {
+		cfg.JournalSegmentSize = 32 << 20
+	}
+	if cfg.MaxBacklog <= 0 {
+		cfg.MaxBacklog = 65536
+	}
+	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, journalDir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("opening ledger: %w", err)
+		}
+	}
+	logPath := filepath.Join(cfg.Dir, logDir)
+	if err := os.MkdirAll(logPath, 0o755); err != nil {
+		return nil, fmt.Errorf("opening ledger: %w", err)
+	}
+	lock, err := lockDir(filepath.Join(cfg.Dir, lockFile))
+	if err != nil {
+		return nil, fmt.Errorf("opening ledger: %w", err)
+	}
+	l, err := open(ctx, cfg, logPath)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening ledger: %w", err)
+	}
+	l.lock = lock
+	return l, nil
+}
+
+func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
+	k, err := loadKeys(cfg.Dir, cfg.KeyFile, cfg.Origin)
+	if err != nil {
+		return nil, err
+	}
+	if err := publishVerifier(filepath.Join(logPath, verifierFile), k.vkey); err != nil {
+		return nil, err
+	}
+	drv, err := posix.New(ctx, posix.Config{Path: logPath})
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := context.WithCancel(context.Background())
+	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, tessera.NewAppendOptions().
+		WithCheckpointSigner(k.signer).
+		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
+		WithCheckpointInterval(cfg.CheckpointInterval))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l := &Log{
+		cfg: cfg, keys: k, origin: k.signer.Name(), logPath: logPath,
+		app: app, reader: reader, shutdown: shutdown, cancel: cancel,
+		pending:  map[uint64][]byte{},
+		feed:     make(chan feedBatch, 4096),
+		futures:  make(chan feedFuture, 1<<16),
+		resolved: make(chan struct{}),
+	}
+	size, err := reader.IntegratedSize(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("reading log size: %w", err)
+	}
+	next, segs, err := l.recover(ctx, size)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l.integrated.Store(next)
+	go l.feedLoop(tctx)
+	go l.resolveLoop()
+	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load)
+	if err != nil {
+		close(l.feed)
+		cancel()
+		return nil, err
+	}
+	return l, nil
+}
+
+// recover integrates the journal records the log lacks, in order, and
+// returns the log's size afterwards and the journal segments on disk.
+func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error) {
+	recs, segs, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
+	if err != nil {
+		return 0, nil, err
+	}
+	var futures []feedFuture
+	for _, r := range recs {
+		if r.index < size {
+			continue // already in the log
+		}
+		if r.index != size+uint64(len(futures)) {
+			return 0, nil, fmt.Errorf("journal: record %d but the log has %d leaves", r.index, size)
+		}
+		futures = append(futures, feedFuture{index: r.index, future: l.app.Add(ctx, tessera.NewEntry(r.leaf))})
+	}
+	for _, f := range futures {
+		if err := checkFuture(f); err != nil {
+			return 0, nil, fmt.Errorf("recovering journal: %w", err)
+		}
+	}
+	return size + uint64(len(futures)), segs, nil
+}
+
+func checkFuture(f feedFuture) error {
+	i, err := f.future()
+	if err != nil {
+		return fmt.Errorf("integrating leaf %d: %w", f.index, err)
+	}
+	if i.Index != f.index {
+		return fmt.Errorf("leaf journaled as %d was sequenced at %d", f.index, i.Index)
+	}
+	return nil
+}
+
+// durable is the journal's callback: the group is on disk, hand it to the
+// feeder. It runs on the syncer goroutine, before the Appends return.
+func (l *Log) durable(first uint64, leaves [][]byte) {
+	l.pmu.Lock()
+	for i, leaf := range leaves {
+		l.pending[first+uint64(i)] = leaf
+	}
+	l.pmu.Unlock()
+	l.feed <- feedBatch{first: first, leaves: leaves}
+}
+
+// feedLoop adds durable leaves to tessera in index order, one round at a
+// time: everything journaled since the last round goes to tessera at
+// once, and the next round starts when tessera has integrated it. Under
+// load the rounds grow, so tessera's fixed cost per batch (a dozen fsyncs)
+// is shared by more leaves; feeding leaves as they come instead leaves
+// tessera flushing one small batch per BatchMaxAge and falling behind.
+func (l *Log) feedLoop(ctx context.Context) {
+	defer close(l.futures)
+	for {
+		b, ok := <-l.feed
+		if !ok {
+			return
+		}
+		round := []feedBatch{b}
+	drain:
+		for {
+			select {
+			case b, ok := <-l.feed:
+				if !ok {
+					break drain
+				}
+				round = append(round, b)
+			default:
+				break drain
+			}
+		}
+		var last tessera.IndexFuture
+		for _, b := range round {
+			for i, leaf := range b.leaves {
+				last = l.app.Add(ctx, tessera.NewEntry(leaf))
+				l.futures <- feedFuture{index: b.first + uint64(i), future: last}
+			}
+		}
+		last() // futures are memoized: the resolver gets the same answer
+	}
+}
+
+// resolveLoop waits for tessera to integrate each leaf, in order.
+func (l *Log) resolveLoop() {
+	defer close(l.resolved)
+	for f := range l.futures {
+		if l.failed.Load() != nil {
+			continue
+		}
+		if err := checkFuture(f); err != nil {
+			l.failed.Store(&err)
+			continue
+		}
+		l.integrated.Store(f.index + 1)
+		l.pmu.Lock()
+		delete(l.pending, f.index)
+		l.pmu.Unlock()
+	}
+}
+
+// Append records tx and returns its receipt once the leaf is durable: a
+// crash after Append returns cannot lose it. tx.Tenant is the tenant id;
+// the leaf holds its pseudonym. tx is not modified. Any failure wraps
+// custody.ErrLedgerUnavailable.
+func (l *Log) Append(ctx context.Context, tx *custody.Transaction) (*Receipt, error) {
+	if p := l.failed.Load(); p != nil {
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, *p, "the ledger cannot record the transaction")
+	}
+	t := *tx
+	t.Tenant = l.Pseudonym(tx.Tenant)
+	leaf, err := EncodeLeaf(&t)
+	if err != nil {
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
+	}
+	idx, c, err := l.j.append(leaf, uint64(l.cfg.MaxBacklog))
+	if err != nil {
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
+	}
+	// Sign while the fsync is under way.
+	r, err := l.receipt(idx, tx.ID, leaf)
+	if err != nil {
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot sign the receipt")
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, ctx.Err(), "the ledger did not confirm the transaction in time")
+	}
+	if c.err != nil {
+		return nil, custody.Wrap(custody.CodeLedgerUnavailable, c.err, "the ledger cannot record the transaction")
+	}
+	return r, nil
+}
+
+// receipt builds the receipt of leaf at idx without any proof.
+func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*Receipt, error) {
+	sig, err := signLeaf(l.keys.signer, leaf)
+	if err != nil {
+		return nil, err
+	}
+	req, resp := l.Salts(requestID)
+	return &Receipt{
+		V: ReceiptVersion, RequestID: requestID, Origin: l.origin,
+		KeyID: keyID(l.keys.verifier.Name(), l.keys.verifier.KeyHash()),
+		Index: idx, Leaf: leaf, RequestSalt: req[:], ResponseSalt: resp[:], Signature: sig,
+	}, nil
+}
+
+// Receipt rebuilds the receipt of the leaf at index, which must be the
+// leaf of requestID (else an error wrapping custody.ErrNotFound). Once a
+// published checkpoint covers the leaf, the receipt carries it and the
+// inclusion proof.
+func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Receipt, error) {
+	var leaf []byte
+	if index < l.integrated.Load() {
+		var err error
+		if leaf, err = l.readLeaf(ctx, index); err != nil {
+			return nil, err
+		}
+	} else {
+		l.pmu.Lock()
+		leaf = l.pending[index]
+		l.pmu.Unlock()
+	}
+	if leaf == nil {
+		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
+	}
+	tx, err := DecodeLeaf(leaf)
+	if err != nil || tx.ID != requestID {
+		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
+	}
+	r, err := l.receipt(index, requestID, leaf)
+	if err != nil {
+		return nil, err
+	}
+	cpRaw, err := l.reader.ReadCheckpoint(ctx)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return r, nil
+		}
+		return nil, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	cp, _, _, err := log.ParseCheckpoint(cpRaw, l.origin, l.keys.verifier)
+	if err != nil {
+		return nil, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	if cp.Size <= index {
+		return r, nil
+	}
+	pb, err := client.NewProofBuilder(ctx, cp.Size, l.reader.ReadTile)
+	if err != nil {
+		return nil, fmt.Errorf("building inclusion proof: %w", err)
+	}
+	proof, err := pb.InclusionProof(ctx, index)
+	if err != nil {
+		return nil, fmt.Errorf("building inclusion proof: %w", err)
+	}
+	r.Checkpoint, r.InclusionProof = string(cpRaw), proof
+	return r, nil
+}
+
+// readLeaf reads one integrated leaf from its entry bundle.
+func (l *Log) readLeaf(ctx context.Context, index uint64) ([]byte, error) {
+	size := l.integrated.Load()
+	b, err := l.reader.ReadEntryBundle(ctx, index/layout.EntryBundleWidth, layout.PartialTileSize(0, index/layout.EntryBundleWidth, size))
+	if err != nil {
+		return nil, fmt.Errorf("reading entry bundle: %w", err)
+	}
+	var eb api.EntryBundle
+	if err := eb.UnmarshalText(b); err != nil {
+		return nil, fmt.Errorf("reading entry bundle: %w", err)
+	}
+	i := int(index % layout.EntryBundleWidth)
+	if i >= len(eb.Entries) {
+		return nil, fmt.Errorf("entry bundle for %d has %d entries", index, len(eb.Entries))
+	}
+	return eb.Entries[i], nil
+}
+
+// Entry is one leaf of the log.
+type Entry struct {
+	Index uint64
+	Leaf  []byte
+}
+
+// Entries iterates over the leaves integrated in the log from index from
+// on (as of the call), for rebuilding an index after a crash. An error
+// ends the iteration.
+func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		size := l.integrated.Load()
+		for ri := range layout.Range(from, size-min(from, size), size) {
+			b, err := l.reader.ReadEntryBundle(ctx, ri.Index, ri.Partial)
+			if err != nil {
+				yield(Entry{}, fmt.Errorf("reading entry bundle %d: %w", ri.Index, err))
+				return
+			}
+			var eb api.EntryBundle
+			if err := eb.UnmarshalText(b); err != nil {
+				yield(Entry{}, fmt.Errorf("reading entry bundle %d: %w", ri.Index, err))
+				return
+			}
+			if uint(len(eb.Entries)) < ri.First+ri.N {
+				yield(Entry{}, fmt.Errorf("entry bundle %d is short", ri.Index))
+				return
+			}
+			for i := ri.First; i < ri.First+ri.N; i++ {
+				if !yield(Entry{Index: ri.Index*layout.EntryBundleWidth + uint64(i), Leaf: eb.Entries[i]}, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Size is the number of leaves integrated into the log so far.
+func (l *Log) Size() uint64 { return l.integrated.Load() }
+
+// Salts are the request and response salts of requestID, derived from the
+// ledger secret so that they need not be stored.
+func (l *Log) Salts(requestID string) (request, response [32]byte) {
+	return deriveSalt(l.keys.secret, "request", requestID), deriveSalt(l.keys.secret, "response", requestID)
+}
+
+// Pseudonym is the tenant's name in the log.
+func (l *Log) Pseudonym(tenant string) string { return pseudonym(l.keys.secret, tenant) }
+
+// Origin is the log's origin line.
+func (l *Log) Origin() string { return l.origin }
+
+// VerifierKey is the note verifier key of checkpoints and receipts.
+func (l *Log) VerifierKey() string { return l.keys.vkey }
+
+// Verifier verifies the ledger's checkpoints and receipts.
+func (l *Log) Verifier() note.Verifier { return l.keys.verifier }
+
+// Handler serves the log read-only under /log/ (see handler.go).
+func (l *Log) Handler() http.Handler { return newHandler(l.logPath) }
+
+// Close stops accepting Appends (they fail with ledger_unavailable),
+// waits until every acknowledged leaf is in the log under a published
+// checkpoint, and releases the directory.
+func (l *Log) Close(ctx context.Context) error {
+	l.closing.Do(func() {
+		errs := []error{l.j.close()}
+		close(l.feed)
+		<-l.resolved
+		if p := l.failed.Load(); p != nil {
+			errs = append(errs, *p)
+		}
+		errs = append(errs, l.shutdown(ctx))
+		l.cancel()
+		l.j.removeIntegrated()
+		errs = append(errs, l.lock.Close())
+		if err := errors.Join(errs...); err != nil {
+			l.closeErr = fmt.Errorf("closing ledger: %w", err)
+		}
+	})
+	return l.closeErr
+}
+
+// lockDir takes an exclusive lock on path, so that two processes never
+// append to one ledger (they would both assign the same indices). The
+// kernel releases it when the process dies.
+func lockDir(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s is in use by another process: %w", path, err)
+	}
+	return f, nil
+}
+
+// publishVerifier writes the public verifier key beside the checkpoint.
+func publishVerifier(path, vkey string) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == vkey+"\n" {
+		return nil
+	}
+	if err := writeFileSync(path, []byte(vkey+"\n"), 0o644, false); err != nil {
+		return fmt.Errorf("publishing verifier key: %w", err)
+	}
+	return nil
+}
