@@ -60,7 +60,9 @@ func bearer(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// tenant authenticates a client request.
+// tenant authenticates a client request. Keys are looked up by their
+// SHA-256 digest, so the lookup's timing depends on the digest, never on
+// how much of a secret key a guess got right.
 func (k *keyring) tenant(r *http.Request) (*config.Tenant, error) {
 	key, ok := bearer(r)
 	if !ok {
@@ -72,6 +74,11 @@ func (k *keyring) tenant(r *http.Request) (*config.Tenant, error) {
 	d := sha256.Sum256([]byte(key))
 	if t, ok := k.tenants[d]; ok {
 		return t, nil
+	}
+	// SDKs insist on sending some key; on loopback, where no key is
+	// needed, a key custody does not know is ignored.
+	if k.anonymous != nil && isLoopback(r.RemoteAddr) && !k.isAdmin(key) {
+		return k.anonymous, nil
 	}
 	return nil, custody.Errorf(custody.CodeUnauthorized, "unknown API key")
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"hash"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
@@ -75,6 +77,9 @@ func (g *Gateway) proxy(ep endpoint) http.Handler {
 		}
 		x.tx.Duration = g.now().Sub(start)
 		g.logTransaction(x.tx, err)
+		if g.observer != nil && x.recordable {
+			g.observer.Transaction(x.tx)
+		}
 	})
 }
 
@@ -95,8 +100,17 @@ func (x *exchange) run() error {
 	x.respCommit = sha256.New()
 	x.respCommit.Write(respSalt[:])
 
+	// A slow client gets ReadTimeout for its whole body; the deadline is
+	// lifted before the answer, which may stream for minutes.
+	rc := http.NewResponseController(x.w)
+	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return custody.Wrap(custody.CodeInvalidRequest, err, "the request body was not received in time")
+		}
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)

@@ -113,7 +113,11 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 		ctx, c2 = context.WithTimeout(ctx, rt.prov.Timeout)
 		defer c2()
 	}
+	began := x.g.now()
 	resp, err := rt.client.Do(ctx, call)
+	if x.g.observer != nil {
+		defer func() { x.g.observer.Upstream(rt.cfg.Provider, x.g.now().Sub(began)) }()
+	}
 	if err != nil {
 		return false, err
 	}

@@ -46,6 +46,15 @@ type Options struct {
 	Now func() time.Time
 	// Health, when set, quarantines routes that canaries found broken.
 	Health Health
+	// Observer, when set, is told of transactions and upstream calls.
+	Observer Observer
+	// KnownPaths seeds path-change detection (from the index's history).
+	KnownPaths []Path
+	// OnPathChange, when set, is called (in its own goroutine) when a
+	// route serves from a tuple not seen before: canaries hook in here.
+	OnPathChange func(model string, route int)
+	// Evidence, when set, serves receipts, records, events and the log.
+	Evidence *Evidence
 	// Extra handlers mounted beside the API (the log, admin endpoints).
 	Mounts map[string]http.Handler
 }
@@ -65,7 +74,21 @@ type Gateway struct {
 	limiter  *tenantLimiter
 	budget   *policy.Budget
 	health   Health
+	paths    *pathTracker
+	observer Observer
+	onPath   func(model string, route int)
 }
+
+// Observer is told of every finished transaction and upstream call
+// (metrics and traces).
+type Observer interface {
+	Transaction(tx *custody.Transaction)
+	Upstream(provider string, d time.Duration)
+}
+
+// Path is a (provider, response model, fingerprint) tuple already seen
+// for a model, to seed path-change detection at start.
+type Path struct{ Model, Provider, ResponseModel, Fingerprint string }
 
 // Health tells which routes canaries have quarantined.
 type Health interface {
@@ -104,6 +127,12 @@ func New(o Options) (*Gateway, error) {
 		limiter:  newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
 		budget:   policy.NewBudget(0.2, 10),
 		health:   o.Health,
+		paths:    newPathTracker(10000),
+		observer: o.Observer,
+		onPath:   o.OnPathChange,
+	}
+	for _, p := range o.KnownPaths {
+		g.paths.seed(p.Model, p.Provider, p.ResponseModel, p.Fingerprint)
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -157,6 +186,9 @@ func New(o Options) (*Gateway, error) {
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /readyz", g.handle(g.ready))
+	if o.Evidence != nil {
+		o.Evidence.mount(g, mux)
+	}
 	for pattern, h := range o.Mounts {
 		mux.Handle(pattern, h)
 	}

@@ -84,6 +84,13 @@ func (x *exchange) verdictOf(err error, name string) {
 }
 
 func (x *exchange) checkModel(rt route) {
+	tx := x.tx
+	if tx.ResponseModel != "" && x.g.paths.observe(tx.RequestedModel, tx.Provider, tx.ResponseModel, tx.Fingerprint) {
+		tx.PathChange = true
+		if x.g.onPath != nil {
+			go x.g.onPath(tx.RequestedModel, rt.index)
+		}
+	}
 	x.verdictOf(check.Model(x.tx.ResponseModel, rt.cfg.Accept, rt.cfg.Model, x.policy.RequirePinned), custody.CheckModel)
 }
 

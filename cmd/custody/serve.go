@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/gateway"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/postgres"
+	"github.com/custody-gateway/custody/index/sqlite"
+	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/sim"
+	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/upstream"
+)
+
+// runServe runs the gateway until ctx is cancelled.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", stderr)
+	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
+	listen := fs.String("listen", "", "listen address, overriding the config's `listen`")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "serve takes no arguments, got %q", fs.Args())
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody: refusing to start: bad configuration:\n%v\n", err)
+		return 1
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	app, err := start(ctx, cfg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody: %v\n", err)
+		return 1
+	}
+	defer app.close()
+	printBanner(stdout, cfg, app)
+	code := serveUntilDone(ctx, app.server, app.listener, stderr)
+	return code
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Default()
+	}
+	return config.Load(path)
+}
+
+// app is a running gateway and what it owns.
+type app struct {
+	server   *http.Server
+	listener net.Listener
+	log      *ledger.Log
+	index    index.Index
+	recorder *gateway.LedgerRecorder
+	sims     []*http.Server
+	simURLs  map[string]string
+	adminKeyFile string
+	closers  []func()
+}
+
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+// start opens everything the config names, in dependency order, and
+// undoes what it opened if a later step fails.
+func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app, err error) {
+	a = &app{simURLs: map[string]string{}}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	if len(cfg.AdminKeys) == 0 && len(cfg.AdminKeySHA256) == 0 {
+		key, path, err := adminKey(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.AdminKeys, a.adminKeyFile = []string{key}, path
+	}
+
+	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
+		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize})
+	if err != nil {
+		return nil, fmt.Errorf("opening the ledger: %w", err)
+	}
+	a.closers = append(a.closers, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.log.Close(cctx); err != nil {
+			logger.Error("closing the ledger", "err", err)
+		}
+	})
+
+	switch cfg.Index.Backend {
+	case "postgres":
+		a.index, err = postgres.Open(ctx, cfg.Index.DSN)
+	default:
+		a.index, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "index.db"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s index: %w", cfg.Index.Backend, err)
+	}
+	a.closers = append(a.closers, func() { a.index.Close() })
+
+	tenantIDs := make([]string, len(cfg.Tenants))
+	for i, t := range cfg.Tenants {
+		tenantIDs[i] = t.ID
+	}
+	a.recorder, err = gateway.NewLedgerRecorder(ctx, a.log, a.index, tenantIDs, logger)
+	if err != nil {
+		return nil, fmt.Errorf("reconciling the index with the log: %w", err)
+	}
+	a.closers = append(a.closers, a.recorder.Close)
+
+	clients, err := a.startUpstreams(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: logger,
+		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}})
+	if err != nil {
+		return nil, err
+	}
+	a.listener, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	a.server = &http.Server{
+		Handler:           gw,
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout,
+		IdleTimeout:       cfg.Limits.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return a, nil
+}
+
+// startUpstreams makes a client per provider, starting the built-in
+// simulator on a loopback port for each provider of kind sim.
+func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, error) {
+	clients := map[string]*upstream.Client{}
+	var counter tokenize.Counter
+	for i := range cfg.Providers {
+		p := &cfg.Providers[i]
+		base := p.BaseURL
+		if p.Kind == config.KindSim {
+			if counter == nil {
+				var err error
+				if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+					return nil, err
+				}
+			}
+			url, err := a.startSim(cfg, p, counter)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+			}
+			base = url
+		}
+		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: base, APIKey: p.APIKey, Timeout: p.Timeout,
+			RequestIDEcho: p.RequestIDEcho, BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
+	}
+	return clients, nil
+}
+
+func (a *app) startSim(cfg *config.Config, p *config.Provider, counter tokenize.Counter) (string, error) {
+	sc := sim.Config{Models: p.Sim.Models, Capacity: p.Sim.Capacity, AllowFaultHeader: p.Sim.AllowFaultHeader,
+		OwnershipTags: p.Sim.OwnershipTags, Variant: p.Sim.Variant, Counter: counter}
+	if len(sc.Models) == 0 {
+		// Serve every model routed to this provider.
+		for _, m := range cfg.Models {
+			for _, r := range m.Routes {
+				if r.Provider == p.Name {
+					sc.Models = append(sc.Models, r.Model)
+				}
+			}
+		}
+	}
+	for _, f := range p.Sim.Faults {
+		ft, err := sim.ParseFault(f)
+		if err != nil {
+			return "", err
+		}
+		sc.Faults = append(sc.Faults, ft)
+	}
+	s, err := sim.New(sc)
+	if err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	a.closers = append(a.closers, func() { srv.Close() })
+	url := "http://" + ln.Addr().String() + "/v1"
+	a.simURLs[p.Name] = url
+	return url, nil
+}
+
+// adminKey reads or creates the generated admin key (mode 0600).
+func adminKey(dataDir string) (key, path string, err error) {
+	path = filepath.Join(dataDir, "admin.key")
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), path, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("reading admin key: %w", err)
+	}
+	var raw [24]byte
+	rand.Read(raw[:])
+	key = "cust-admin-" + hex.EncodeToString(raw[:])
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("writing admin key: %w", err)
+	}
+	return key, path, nil
+}
+
+func printBanner(w io.Writer, cfg *config.Config, a *app) {
+	addr := a.listener.Addr().String()
+	base := "http://" + addr
+	fmt.Fprintf(w, "custody %s: inference-integrity gateway\n", version)
+	fmt.Fprintf(w, "  listening   %s  (OpenAI-compatible: point your client's base URL at %s/v1)\n", base, base)
+	for _, p := range cfg.Providers {
+		if u, ok := a.simURLs[p.Name]; ok {
+			fmt.Fprintf(w, "  upstream    %s: built-in simulator at %s\n", p.Name, u)
+		} else {
+			fmt.Fprintf(w, "  upstream    %s: %s\n", p.Name, p.BaseURL)
+		}
+	}
+	abs, _ := filepath.Abs(cfg.DataDir)
+	fmt.Fprintf(w, "  data        %s  (transparency log, index, keys)\n", abs)
+	fmt.Fprintf(w, "  log         %s/log/checkpoint  (verify with: custody audit --log %s/log)\n", base, base)
+	if a.adminKeyFile != "" {
+		fmt.Fprintf(w, "  admin key   in %s  (console: %s/ui/)\n", a.adminKeyFile, base)
+	}
+	model := "sim-1"
+	if len(cfg.Models) > 0 {
+		model = cfg.Models[0].Name
+	}
+	fmt.Fprintf(w, "\ntry:\n  curl -si %s/v1/chat/completions -H 'Content-Type: application/json' \\\n    -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello, custody\"}]}'\n\n", base, model)
+}

@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/ledger"
+)
+
+// Evidence is what the custody API reads: records and events from the
+// index, receipts from the log.
+type Evidence struct {
+	Recorder *LedgerRecorder
+	Index    index.Index
+	Log      *ledger.Log
+}
+
+// mount adds the custody API and the log to the gateway's mux.
+func (e *Evidence) mount(g *Gateway, mux *http.ServeMux) {
+	mux.Handle("GET /v1/custody/receipts/{id}", g.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return e.receipt(g, w, r)
+	}))
+	mux.Handle("GET /v1/custody/records", g.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return e.records(g, w, r)
+	}))
+	mux.Handle("GET /v1/custody/events", g.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return e.events(g, w, r)
+	}))
+	mux.Handle("GET /log/", e.Log.Handler())
+}
+
+// receipt serves a tenant its own receipt; another tenant's is "not
+// found", so its existence is not revealed.
+func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) error {
+	t, err := g.keys.tenant(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	rec, err := e.Recorder.Lookup(r.Context(), id)
+	if err != nil || rec.Tenant != t.ID {
+		return custody.Errorf(custody.CodeNotFound, "no receipt for request %s", id)
+	}
+	if rec.LeafIndex < 0 || rec.Shard != e.Log.Origin() {
+		return custody.Errorf(custody.CodeNotFound, "request %s is recorded in log %s, not this replica's", id, rec.Shard)
+	}
+	rcpt, err := e.Log.Receipt(r.Context(), uint64(rec.LeafIndex), id)
+	if err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the receipt could not be read from the log")
+	}
+	b, err := rcpt.Marshal()
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, err = w.Write(b)
+	return err
+}
+
+func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) error {
+	if err := g.keys.admin(r); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	query := index.Query{RequestID: q.Get("request_id"), Tenant: q.Get("tenant"), Model: q.Get("model"),
+		Provider: q.Get("provider"), Verdict: custody.Verdict(q.Get("verdict")), Code: custody.Code(q.Get("code")),
+		Before: q.Get("before")}
+	var err error
+	if query.Since, err = timeParam(q.Get("since"), "since"); err != nil {
+		return err
+	}
+	if query.Until, err = timeParam(q.Get("until"), "until"); err != nil {
+		return err
+	}
+	if query.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
+		return err
+	}
+	recs, err := e.Index.Search(r.Context(), query)
+	if err != nil {
+		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
+	}
+	return writeJSON(w, map[string]any{"object": "list", "data": recs})
+}
+
+func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) error {
+	if err := g.keys.admin(r); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	eq := index.EventQuery{Type: q.Get("type")}
+	switch eq.Type {
+	case "", "fallback", "path_change", "violation", "canary":
+	default:
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation or canary"}
+	}
+	var err error
+	if eq.Since, err = timeParam(q.Get("since"), "since"); err != nil {
+		return err
+	}
+	if eq.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
+		return err
+	}
+	evs, err := e.Index.Events(r.Context(), eq)
+	if err != nil {
+		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
+	}
+	return writeJSON(w, map[string]any{"object": "list", "data": evs})
+}
+
+// timeParam accepts RFC 3339 or Unix seconds.
+func timeParam(v, name string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(n, 0), nil
+	}
+	return time.Time{}, &custody.Error{Code: custody.CodeInvalidRequest, Param: name, Message: name + " must be RFC 3339 or Unix seconds"}
+}
+
+func intParam(v, name string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, &custody.Error{Code: custody.CodeInvalidRequest, Param: name, Message: name + " must be a non-negative integer"}
+	}
+	return n, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}

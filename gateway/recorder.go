@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/ledger"
+)
+
+// LedgerRecorder records each transaction in the transparency log,
+// durably, before the client is answered; then in the index, in the
+// background. The log is the source of truth: a record the index misses
+// (a crash between the two, a full queue) is filled in from the log by
+// reconciliation, at start and then periodically.
+type LedgerRecorder struct {
+	log     *ledger.Log
+	idx     index.Index
+	shard   string
+	tenants map[string]string // pseudonym -> tenant id
+	logger  *slog.Logger
+
+	queue   chan index.Record
+	pending sync.Map // request id -> index.Record, until indexed
+	dropped atomic.Int64
+	low     atomic.Int64 // lowest leaf index dropped since the last reconcile; -1 none
+	// OnRecord, if set, is called after each durable append (metrics).
+	OnRecord func(tx *custody.Transaction)
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// queueSize bounds the records waiting for the index; a crash can lose
+// at most this many (plus one batch) from the index, never from the log,
+// and reconciliation at start rescans that many leaves.
+const queueSize = 1 << 14
+
+// NewLedgerRecorder starts the indexing goroutine. tenantIDs are the
+// configured tenant ids, to map the log's pseudonyms back.
+func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tenantIDs []string, logger *slog.Logger) (*LedgerRecorder, error) {
+	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
+		queue: make(chan index.Record, queueSize), stop: make(chan struct{}), done: make(chan struct{})}
+	r.low.Store(-1)
+	for _, id := range tenantIDs {
+		r.tenants[l.Pseudonym(id)] = id
+	}
+	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), VerifierKey: l.VerifierKey()}); err != nil {
+		return nil, err
+	}
+	max, err := idx.MaxLeafIndex(ctx, r.shard)
+	if err != nil {
+		return nil, err
+	}
+	// Records acknowledged before a crash but not indexed lie within one
+	// queue of the highest indexed leaf.
+	if err := r.reconcile(ctx, max-queueSize-256); err != nil {
+		return nil, err
+	}
+	go r.run()
+	return r, nil
+}
+
+// Salts are the commitment salts of a request.
+func (r *LedgerRecorder) Salts(id string) (request, response [32]byte) { return r.log.Salts(id) }
+
+// Record appends tx durably, then queues it for the index.
+func (r *LedgerRecorder) Record(ctx context.Context, tx *custody.Transaction) error {
+	rcpt, err := r.log.Append(ctx, tx)
+	if err != nil {
+		return err
+	}
+	rec := index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(rcpt.Index)}
+	rec.Outcomes = append([]custody.Outcome(nil), tx.Outcomes...)
+	rec.FallbackChain = append([]string(nil), tx.FallbackChain...)
+	r.pending.Store(tx.ID, rec)
+	select {
+	case r.queue <- rec:
+	default:
+		r.dropped.Add(1)
+		r.pending.Delete(tx.ID)
+		r.markLow(rec.LeafIndex)
+	}
+	if r.OnRecord != nil {
+		r.OnRecord(tx)
+	}
+	return nil
+}
+
+// Lookup finds the record of a request: recently recorded, or indexed.
+func (r *LedgerRecorder) Lookup(ctx context.Context, id string) (index.Record, error) {
+	if v, ok := r.pending.Load(id); ok {
+		return v.(index.Record), nil
+	}
+	return r.idx.Get(ctx, id)
+}
+
+// Ready reports whether the ledger can take leaves.
+func (r *LedgerRecorder) Ready(ctx context.Context) error {
+	if rd, ok := any(r.log).(interface{ Ready() error }); ok {
+		return rd.Ready()
+	}
+	return nil
+}
+
+func (r *LedgerRecorder) run() {
+	defer close(r.done)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	batch := make([]index.Record, 0, 256)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := r.idx.Put(ctx, batch...)
+		cancel()
+		if err != nil {
+			r.logger.Error("indexing failed; the log has the records and reconciliation will retry", "n", len(batch), "err", err)
+			for _, rec := range batch {
+				r.markLow(rec.LeafIndex)
+			}
+		}
+		if evs := eventsOf(batch); len(evs) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if err := r.idx.AddEvents(ctx, evs...); err != nil {
+				r.logger.Error("recording events failed", "n", len(evs), "err", err)
+			}
+			cancel()
+		}
+		for _, rec := range batch {
+			r.pending.Delete(rec.ID)
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case rec := <-r.queue:
+			batch = append(batch, rec)
+			// Take what is already waiting, up to a batch.
+			for len(batch) < cap(batch) {
+				select {
+				case rec := <-r.queue:
+					batch = append(batch, rec)
+					continue
+				default:
+				}
+				break
+			}
+			flush()
+		case <-tick.C:
+			if low := r.low.Swap(-1); low >= 0 {
+				if err := r.reconcile(context.Background(), low); err != nil {
+					r.logger.Error("reconciling the index with the log", "err", err)
+					r.markLow(low)
+				}
+			}
+		case <-r.stop:
+			for {
+				select {
+				case rec := <-r.queue:
+					batch = append(batch, rec)
+					if len(batch) == cap(batch) {
+						flush()
+					}
+					continue
+				default:
+				}
+				break
+			}
+			flush()
+			return
+		}
+	}
+}
+
+func (r *LedgerRecorder) markLow(i int64) {
+	for {
+		low := r.low.Load()
+		if (low >= 0 && low <= i) || r.low.CompareAndSwap(low, i) {
+			return
+		}
+	}
+}
+
+// reconcile indexes every leaf of the log from index from on.
+func (r *LedgerRecorder) reconcile(ctx context.Context, from int64) error {
+	if from < 0 {
+		from = 0
+	}
+	batch := make([]index.Record, 0, 256)
+	for e, err := range r.log.Entries(ctx, uint64(from)) {
+		if err != nil {
+			return err
+		}
+		tx, err := ledger.DecodeLeaf(e.Leaf)
+		if err != nil {
+			return err
+		}
+		if id, ok := r.tenants[tx.Tenant]; ok {
+			tx.Tenant = id
+		}
+		batch = append(batch, index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(e.Index)})
+		if len(batch) == cap(batch) {
+			if err := r.idx.Put(ctx, batch...); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		return r.idx.Put(ctx, batch...)
+	}
+	return nil
+}
+
+// Close indexes what is queued and stops.
+func (r *LedgerRecorder) Close() {
+	close(r.stop)
+	<-r.done
+}
+
+// eventsOf derives timeline events from records: violations, fallbacks
+// and path changes.
+func eventsOf(recs []index.Record) []index.Event {
+	var evs []index.Event
+	for i := range recs {
+		tx := &recs[i].Transaction
+		base := index.Event{Time: tx.Time, RequestID: tx.ID, Tenant: tx.Tenant, Model: tx.RequestedModel, Provider: tx.Provider}
+		if tx.Code != "" && tx.Code.Integrity() {
+			e := base
+			e.Type, e.Code, e.Detail = "violation", tx.Code, string(tx.Verdict)
+			evs = append(evs, e)
+		}
+		if len(tx.FallbackChain) > 1 {
+			e := base
+			e.Type, e.Detail = "fallback", tx.FallbackHeader()
+			evs = append(evs, e)
+		}
+		if tx.PathChange {
+			e := base
+			e.Type, e.Detail = "path_change", tx.Provider+"/"+tx.ResponseModel+"/"+tx.Fingerprint
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}

@@ -1,0 +1,105 @@
+// Package telemetry exports custody's metrics (Prometheus) and traces
+// (OpenTelemetry) under the names of SPEC §8. Labels are bounded by the
+// configuration (model and provider names, codes, verdicts), never by
+// traffic; no prompt or response text is ever a label or an attribute.
+package telemetry
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/custody-gateway/custody"
+)
+
+// Metrics holds custody's Prometheus collectors in their own registry.
+type Metrics struct {
+	reg             *prometheus.Registry
+	requests        *prometheus.CounterVec
+	checkFailures   *prometheus.CounterVec
+	fallbacks       *prometheus.CounterVec
+	pathChanges     *prometheus.CounterVec
+	canaryStatus    *prometheus.GaugeVec
+	ledgerLeaves    prometheus.Counter
+	requestDuration prometheus.Histogram
+	upstreamDur     *prometheus.HistogramVec
+	known           map[string]bool // model names that may be labels
+}
+
+// NewMetrics registers the collectors; models are the configured
+// client-facing model names (any other requested name is "unknown").
+func NewMetrics(models []string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), known: map[string]bool{}}
+	for _, name := range models {
+		m.known[name] = true
+	}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_requests_total",
+		Help: "Transactions by requested model, effective provider and verdict."}, []string{"model", "provider", "verdict"})
+	m.checkFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_check_failures_total",
+		Help: "Failed (rejecting or flagging) integrity checks by code."}, []string{"code"})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_fallbacks_total",
+		Help: "Requests served by a route other than the first they tried."}, []string{"model", "from", "to"})
+	m.pathChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_path_changes_total",
+		Help: "New (provider, response model, system_fingerprint) tuples seen for a model."}, []string{"model"})
+	m.canaryStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "custody_canary_status",
+		Help: "1 when the route's canary probe passes, 0 when it fails."}, []string{"route", "probe"})
+	m.ledgerLeaves = prometheus.NewCounter(prometheus.CounterOpts{Name: "custody_ledger_leaves_total",
+		Help: "Leaves durably appended to the transparency log."})
+	m.requestDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "custody_request_duration_seconds",
+		Help: "Time from request to the recorded answer.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)})
+	m.upstreamDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "custody_upstream_duration_seconds",
+		Help: "Upstream call time until its answer ended.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"provider"})
+	for _, c := range []prometheus.Collector{m.requests, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
+		m.ledgerLeaves, m.requestDuration, m.upstreamDur,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		f(c)
+	}
+	return m
+}
+
+// Transaction counts one finished transaction.
+func (m *Metrics) Transaction(tx *custody.Transaction) {
+	model := tx.RequestedModel
+	if !m.known[model] {
+		model = "unknown"
+	}
+	m.requests.WithLabelValues(model, tx.Provider, string(tx.Verdict)).Inc()
+	for _, o := range tx.Outcomes {
+		if o.Status == custody.StatusFailed || o.Status == custody.StatusFlagged {
+			m.checkFailures.WithLabelValues(string(o.Code)).Inc()
+		}
+	}
+	if n := len(tx.FallbackChain); n > 1 && tx.Status == http.StatusOK {
+		m.fallbacks.WithLabelValues(model, tx.FallbackChain[0], tx.FallbackChain[n-1]).Inc()
+	}
+	if tx.PathChange {
+		m.pathChanges.WithLabelValues(model).Inc()
+	}
+	m.requestDuration.Observe(tx.Duration.Seconds())
+}
+
+// Upstream observes one upstream call.
+func (m *Metrics) Upstream(provider string, d time.Duration) {
+	m.upstreamDur.WithLabelValues(provider).Observe(d.Seconds())
+}
+
+// LedgerLeaf counts one durable leaf.
+func (m *Metrics) LedgerLeaf() { m.ledgerLeaves.Inc() }
+
+// Canary sets a probe's status on a route.
+func (m *Metrics) Canary(route, probe string, ok bool) {
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	m.canaryStatus.WithLabelValues(route, probe).Set(v)
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
