@@ -66,15 +66,15 @@ func loadConfig(path string) (*config.Config, error) {
 
 // app is a running gateway and what it owns.
 type app struct {
-	server   *http.Server
-	listener net.Listener
-	log      *ledger.Log
-	index    index.Index
-	recorder *gateway.LedgerRecorder
-	sims     []*http.Server
-	simURLs  map[string]string
+	server       *http.Server
+	listener     net.Listener
+	log          *ledger.Log
+	index        index.Index
+	recorder     *gateway.LedgerRecorder
+	sims         []*http.Server
+	simURLs      map[string]string
 	adminKeyFile string
-	closers  []func()
+	closers      []func()
 }
 
 func (a *app) close() {
