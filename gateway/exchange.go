@@ -67,6 +67,12 @@ func (p *promptWork) wait() *promptWork { <-p.done; return p }
 func (g *Gateway) proxy(ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := g.now()
+		var endSpan func(*custody.Transaction)
+		if g.tracer != nil {
+			var ctx context.Context
+			ctx, endSpan = g.tracer.StartTransaction(r)
+			r = r.WithContext(ctx)
+		}
 		x := &exchange{g: g, ep: ep, w: w, r: r, tx: &custody.Transaction{
 			ID: custody.NewID(start), Time: start.UTC(), Endpoint: ep.name, Route: -1,
 			PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1,
@@ -79,6 +85,9 @@ func (g *Gateway) proxy(ep endpoint) http.Handler {
 		g.logTransaction(x.tx, err)
 		if g.observer != nil && x.recordable {
 			g.observer.Transaction(x.tx)
+		}
+		if endSpan != nil {
+			endSpan(x.tx)
 		}
 	})
 }

@@ -100,11 +100,17 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 	ctx, cancel := context.WithCancel(x.r.Context())
 	defer cancel()
 	call := upstream.Call{
-		Path:        x.ep.path,
-		Body:        x.req.Rewrite(rt.cfg.Model),
-		RequestID:   x.tx.ID,
-		TraceParent: traceParent(x.r.Header.Get("Traceparent")),
-		Stream:      x.tx.Stream,
+		Path:      x.ep.path,
+		Body:      x.req.Rewrite(rt.cfg.Model),
+		RequestID: x.tx.ID,
+		Stream:    x.tx.Stream,
+	}
+	if x.g.tracer != nil {
+		var end func(int, error)
+		call.TraceParent, end = x.g.tracer.StartAttempt(ctx, rt.cfg.Provider, rt.cfg.Model)
+		defer func() { end(x.tx.Status, err) }()
+	} else {
+		call.TraceParent = traceParent(x.r.Header.Get("Traceparent"))
 	}
 	if !x.tx.Stream {
 		// A plain call is bounded as a whole; a stream by the gap between

@@ -53,6 +53,11 @@ type Options struct {
 	// OnPathChange, when set, is called (in its own goroutine) when a
 	// route serves from a tuple not seen before: canaries hook in here.
 	OnPathChange func(model string, route int)
+	// SkipChecks turns every response check off. It exists for the
+	// benchmarks, to measure the proxy path alone; never set it in serve.
+	SkipChecks bool
+	// Tracer, when set, traces transactions and upstream attempts.
+	Tracer Tracer
 	// Evidence, when set, serves receipts, records, events and the log.
 	Evidence *Evidence
 	// Extra handlers mounted beside the API (the log, admin endpoints).
@@ -61,22 +66,36 @@ type Options struct {
 
 // Gateway is the http.Handler of `custody serve`.
 type Gateway struct {
-	cfg      *config.Config
-	keys     *keyring
-	models   map[string]*model
-	policies map[string]*config.Policy
-	replay   *check.Replay
-	rec      Recorder
-	contam   Contamination
-	log      *slog.Logger
-	now      func() time.Time
-	mux      *http.ServeMux
-	limiter  *tenantLimiter
-	budget   *policy.Budget
-	health   Health
-	paths    *pathTracker
-	observer Observer
-	onPath   func(model string, route int)
+	cfg        *config.Config
+	keys       *keyring
+	models     map[string]*model
+	policies   map[string]*config.Policy
+	replay     *check.Replay
+	rec        Recorder
+	contam     Contamination
+	log        *slog.Logger
+	now        func() time.Time
+	mux        *http.ServeMux
+	limiter    *tenantLimiter
+	budget     *policy.Budget
+	health     Health
+	paths      *pathTracker
+	observer   Observer
+	onPath     func(model string, route int)
+	skipChecks bool
+	tracer     Tracer
+}
+
+// Tracer traces a transaction and each of its upstream attempts
+// (OpenTelemetry, in telemetry/). It must never record prompt or
+// response text.
+type Tracer interface {
+	// StartTransaction begins the transaction's span, continuing the
+	// client's trace context from r; end is called once it is finished.
+	StartTransaction(r *http.Request) (ctx context.Context, end func(tx *custody.Transaction))
+	// StartAttempt begins an upstream attempt's span under ctx; its
+	// traceparent is what custody sends upstream.
+	StartAttempt(ctx context.Context, provider, model string) (traceparent string, end func(status int, err error))
 }
 
 // Observer is told of every finished transaction and upstream call
@@ -115,21 +134,23 @@ type route struct {
 func New(o Options) (*Gateway, error) {
 	c := o.Config
 	g := &Gateway{
-		cfg:      c,
-		keys:     newKeyring(c),
-		models:   map[string]*model{},
-		policies: map[string]*config.Policy{},
-		replay:   check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
-		rec:      o.Recorder,
-		contam:   o.Contamination,
-		log:      o.Logger,
-		now:      o.Now,
-		limiter:  newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
-		budget:   policy.NewBudget(0.2, 10),
-		health:   o.Health,
-		paths:    newPathTracker(10000),
-		observer: o.Observer,
-		onPath:   o.OnPathChange,
+		cfg:        c,
+		keys:       newKeyring(c),
+		models:     map[string]*model{},
+		policies:   map[string]*config.Policy{},
+		replay:     check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
+		rec:        o.Recorder,
+		contam:     o.Contamination,
+		log:        o.Logger,
+		now:        o.Now,
+		limiter:    newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
+		budget:     policy.NewBudget(0.2, 10),
+		health:     o.Health,
+		paths:      newPathTracker(10000),
+		observer:   o.Observer,
+		onPath:     o.OnPathChange,
+		skipChecks: o.SkipChecks,
+		tracer:     o.Tracer,
 	}
 	for _, p := range o.KnownPaths {
 		g.paths.seed(p.Model, p.Provider, p.ResponseModel, p.Fingerprint)
