@@ -37,8 +37,9 @@ func (p pattern) next(s string, i int) int {
 }
 
 // contraction returns the length of (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i],
-// or 0. Case folding is ASCII only: reference tiktoken does not match the
-// long s (U+017F) here.
+// or 0. Case folding is ASCII only, as in tiktoken-go's regexp2. Rust's
+// regex would also fold the long s (U+017F) into s, but no count differs
+// (testdata has such texts): "'" and "ſ" never merge into one token.
 func contraction(s string, i int) int {
 	if i+1 >= len(s) || s[i] != '\'' {
 		return 0
