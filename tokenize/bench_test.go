@@ -1,0 +1,97 @@
+package tokenize
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// corpus is a deterministic mix of the prompts custody sees: English
+// prose, source code and JSON, about size bytes.
+func corpus(size int) string {
+	r := rand.New(rand.NewPCG(7, 7))
+	words := strings.Fields(`the of and to in a is that for it as was with be by on not he I this are or his
+		from at which but have an they you were her she there been one all we their can has more
+		gateway integrity upstream token counting receipt transparency log model capacity prompt
+		It's don't we'll they're Custody OpenAI's verification, signature; checkpoint. (inclusion)
+		2026 1,024 3.5 42% naïve café résumé`)
+	code := []string{
+		"func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {",
+		"\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"sending request: %w\", err)\n\t}",
+		"for i := 0; i < len(buf); i++ {\n\t\tsum += int(buf[i])\n\t}",
+		"def handler(event, context):\n    return {\"statusCode\": 200, \"body\": json.dumps(event)}",
+		"const total = items.reduce((acc, x) => acc + x.price * x.qty, 0);",
+		"// Package ledger appends leaves to the transparency log.",
+		"SELECT id, created_at FROM receipts WHERE leaf_index > $1 ORDER BY id LIMIT 100;",
+	}
+	var b strings.Builder
+	for b.Len() < size {
+		switch r.IntN(3) {
+		case 0:
+			for i := 0; i < 60; i++ {
+				w := words[r.IntN(len(words))]
+				if r.IntN(12) == 0 {
+					w = strings.ToUpper(w[:1]) + w[1:]
+				}
+				b.WriteString(w)
+				b.WriteString([]string{" ", " ", " ", " ", ", ", ". ", "\n"}[r.IntN(7)])
+			}
+			b.WriteString("\n\n")
+		case 1:
+			for i := 0; i < 8; i++ {
+				b.WriteString(code[r.IntN(len(code))])
+				b.WriteString("\n")
+			}
+		case 2:
+			fmt.Fprintf(&b, `{"model": "gpt-4o", "messages": [{"role": "user", "content": "%s"}], "temperature": %.2f, "max_tokens": %d, "stream": %t}`+"\n",
+				words[r.IntN(len(words))], r.Float64(), r.IntN(4096), r.IntN(2) == 0)
+		}
+	}
+	return b.String()
+}
+
+func BenchmarkCount(b *testing.B) {
+	text := corpus(1 << 20)
+	for _, name := range encodingNames {
+		b.Run(name, func(b *testing.B) {
+			e := mustEncoding(b, name)
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				e.Count(text)
+			}
+		})
+		b.Run("tiktoken-go/"+name, func(b *testing.B) {
+			ref := reference(b, name)
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				ref.EncodeOrdinary(text)
+			}
+		})
+	}
+}
+
+// BenchmarkCountPathological is input built to make a BPE quadratic: one
+// long piece of a repeated letter, and random bytes.
+func BenchmarkCountPathological(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	random := make([]byte, 1<<20)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	inputs := []struct{ name, text string }{
+		{"repeated-a", strings.Repeat("a", 1<<20)},
+		{"repeated-space", strings.Repeat(" ", 1<<20)},
+		{"random-bytes", string(random)},
+		{"repeated-cjk", strings.Repeat("中", 1<<18)},
+	}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			e := mustEncoding(b, "o200k_base")
+			b.SetBytes(int64(len(in.text)))
+			for b.Loop() {
+				e.Count(in.text)
+			}
+		})
+	}
+}
