@@ -3,8 +3,9 @@ module github.com/custody-gateway/custody
 go 1.26.8
 
 require (
-	github.com/dlclark/regexp2 v1.10.0 // indirect
-	github.com/google/uuid v1.3.0 // indirect
-	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
-	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	github.com/dlclark/regexp2 v1.10.0
+	github.com/pkoukk/tiktoken-go v0.1.8
+	github.com/pkoukk/tiktoken-go-loader v0.0.2
 )
+
+require github.com/google/uuid v1.3.0 // indirect

@@ -1,6 +1,8 @@
 package tokenize
 
 import (
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +27,32 @@ func FuzzCountMatchesReference(f *testing.F) {
 		for _, e := range encs {
 			if got, want := e.Count(text), len(reference(t, e.name).EncodeOrdinary(text)); got != want {
 				t.Fatalf("%s: Count(%q) = %d, tiktoken-go %d\n%s", e.name, text, got, want, describe(t, e, text))
+			}
+		}
+	})
+}
+
+// FuzzParseHFTokenizer feeds arbitrary bytes to the tokenizer.json parser
+// (seeded with the testdata tokenizer and variants of it): it must return
+// an error or a counter that counts without panicking.
+func FuzzParseHFTokenizer(f *testing.F) {
+	seed, err := os.ReadFile(tinyTokenizer)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`))
+	f.Add([]byte(strings.Replace(string(seed), `"ignore_merges": true`, `"ignore_merges": false`, 1)))
+	f.Add([]byte(strings.Replace(string(seed), `\\p{N}{1,3}`, `\\p{N}+`, 1)))
+	f.Add([]byte(strings.Replace(string(seed), `"Sequence"`, `"ByteLevel"`, 1)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok, err := ParseHFTokenizer("fuzz", data)
+		if err != nil {
+			return
+		}
+		for _, text := range []string{"", "the cat's 1234   x\n\n", "héllo 中文 😀", "\xff\x00"} {
+			if n := tok.Count(text); n < 0 || n > 3*len(text) {
+				t.Fatalf("Count(%q) = %d", text, n)
 			}
 		}
 	})
