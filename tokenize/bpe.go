@@ -154,8 +154,11 @@ func grow32(s []int32, n int) []int32 {
 	return s[:n]
 }
 
+// The heap is 4-ary: half the depth of a binary heap, and the children
+// of a node share a cache line, which is what a megabyte-long piece costs.
+
 func heapInit(h []uint64) {
-	for i := len(h)/2 - 1; i >= 0; i-- {
+	for i := (len(h) - 2) / 4; i >= 0; i-- {
 		heapDown(h, i)
 	}
 }
@@ -164,13 +167,14 @@ func heapPush(h []uint64, v uint64) []uint64 {
 	h = append(h, v)
 	i := len(h) - 1
 	for i > 0 {
-		p := (i - 1) / 2
-		if h[p] <= h[i] {
+		p := (i - 1) / 4
+		if h[p] <= v {
 			break
 		}
-		h[p], h[i] = h[i], h[p]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = v
 	return h
 }
 
@@ -183,19 +187,27 @@ func heapPop(h []uint64) []uint64 {
 }
 
 func heapDown(h []uint64, i int) {
+	if i >= len(h) {
+		return
+	}
+	v := h[i]
 	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
+		c := 4*i + 1
+		if c >= len(h) {
+			break
 		}
-		m := l
-		if r := l + 1; r < len(h) && h[r] < h[l] {
-			m = r
+		m, mv := c, h[c]
+		end := min(c+4, len(h))
+		for k := c + 1; k < end; k++ {
+			if h[k] < mv {
+				m, mv = k, h[k]
+			}
 		}
-		if h[i] <= h[m] {
-			return
+		if v <= mv {
+			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h[i] = mv
 		i = m
 	}
+	h[i] = v
 }

@@ -1,13 +1,10 @@
 package tokenize
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // class is the set of regex character classes a rune belongs to, as the
-// tiktoken patterns use them. \s is Unicode White_Space, which is what
-// unicode.IsSpace reports.
+// tiktoken patterns use them. \s is Unicode White_Space. The bit values
+// are also written by testdata/gen/unicode.mjs.
 type class uint8
 
 const (
@@ -19,34 +16,31 @@ const (
 	cNewline                   // [\r\n]
 )
 
-// asciiClass holds the class of every ASCII byte; it is a constant table.
-var asciiClass = func() (t [128]class) {
-	for b := 0; b < 128; b++ {
-		t[b] = runeClass(rune(b))
-	}
-	return t
-}()
+// classRange is a run of code points [lo, hi] of one class.
+type classRange struct {
+	lo, hi rune
+	c      class
+}
 
-// runeClass classifies r from the unicode tables. An invalid byte decodes
+// runeClass classifies r by Unicode 16.0 (class_table.go), the version of
+// the reference tiktoken, not by Go's unicode package, which is 15.0 and
+// would split words in the scripts added since. An invalid byte decodes
 // as utf8.RuneError (U+FFFD, a symbol), which is in none of the classes.
 func runeClass(r rune) class {
-	switch {
-	case r == '\r' || r == '\n':
-		return cSpace | cNewline
-	case unicode.IsSpace(r):
-		return cSpace
-	case unicode.IsLetter(r):
-		switch {
-		case unicode.IsLower(r):
-			return cLetter | cLower
-		case unicode.IsUpper(r) || unicode.IsTitle(r):
-			return cLetter | cUpper
+	if r < utf8.RuneSelf {
+		return asciiClasses[r]
+	}
+	lo, hi := 0, len(classRanges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch cr := &classRanges[m]; {
+		case r < cr.lo:
+			hi = m
+		case r > cr.hi:
+			lo = m + 1
+		default:
+			return cr.c
 		}
-		return cLetter | cUpper | cLower // Lm, Lo
-	case unicode.IsMark(r):
-		return cUpper | cLower
-	case unicode.IsNumber(r):
-		return cNumber
 	}
 	return 0
 }
@@ -54,7 +48,7 @@ func runeClass(r rune) class {
 // classAt returns the class and the UTF-8 width of the rune at s[i].
 func classAt(s string, i int) (class, int) {
 	if b := s[i]; b < utf8.RuneSelf {
-		return asciiClass[b], 1
+		return asciiClasses[b], 1
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
 	return runeClass(r), n

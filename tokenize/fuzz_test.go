@@ -7,7 +7,11 @@ import (
 )
 
 // FuzzCountMatchesReference compares the engine with tiktoken-go on
-// arbitrary bytes, seeded with the fixture texts.
+// arbitrary bytes, seeded with the fixture texts. Texts with code points
+// that Unicode 15.1 or 16.0 added to a class are skipped: there tiktoken-go
+// (regexp2 on Go's Unicode 15.0 tables) differs from tiktoken, which the
+// fixtures show custody follows.
+
 func FuzzCountMatchesReference(f *testing.F) {
 	for _, fx := range loadFixtures(f) {
 		if len(fx.Text) <= 1024 {
@@ -23,6 +27,9 @@ func FuzzCountMatchesReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		if len(text) > 1024 {
 			return // tiktoken-go is quadratic; keep each run (and minimization) quick
+		}
+		if newerThanGo(text) {
+			return // tiktoken-go is on Go's Unicode 15.0; the fixtures cover these
 		}
 		for _, e := range encs {
 			if got, want := e.Count(text), len(reference(t, e.name).EncodeOrdinary(text)); got != want {
@@ -56,4 +63,15 @@ func FuzzParseHFTokenizer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// newerThanGo reports whether s has a rune classified differently by
+// Go's unicode package than by the Unicode 16.0 table.
+func newerThanGo(s string) bool {
+	for _, r := range s {
+		if runeClass(r) != goClass(r) {
+			return true
+		}
+	}
+	return false
 }

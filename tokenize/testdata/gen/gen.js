@@ -39,6 +39,12 @@ const fixed = [
   "ſ".repeat(50), "'".repeat(100), "Ab".repeat(300), "中".repeat(400), "\u0301".repeat(100), ". ".repeat(300),
 ];
 
+// Letters added in Unicode 15.1 and 16.0, which the reference counts as
+// letters, and in 17.0, which it does not yet.
+const newer = ["\u1C89", "\u1C8A", "\u{10D50}", "\u{10D70}", "\u{2EBF0}", "\u{1E5D0}", "\u{16D40}", "\u{11BC0}",
+  "\u{1CCF0}", "\u{10940}", "\u{11DB0}", "\u{16EA0}", "\u{1E6C0}", "\u{323B0}"];
+for (const ch of newer) fixed.push("a" + ch + "b", " " + ch + ch, "1" + ch + "2", ch + "'s", "A" + ch + "a");
+
 const words = ["the", "of", "and", "token", "gateway", "integrity", "upstream", "The", "Custody", "model",
   "DON'T", "I'm", "they're", "it'll", "we'd", "naïve", "café", "Zürich", "straße", "ΣΊΣΥΦΟΣ", "Ωμέγα",
   "東京", "北京市", "カタカナ", "ひらがな", "العربية", "עברית", "ру́сский", "😀", "🚀", "x86_64", "v1.2.3",
