@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // ErrUnsupportedTokenizer is wrapped by every error for a tokenizer.json
@@ -21,8 +23,9 @@ const maxTokenizerFile = 256 << 20
 
 // HFTokenizer counts tokens with a Hugging Face tokenizer.json whose model
 // is a byte-level BPE (Llama-3, Qwen2, GPT-2 style): pre-tokenizer Split
-// with a regex and/or ByteLevel, no normalizer (or NFC is refused, see
-// ParseHFTokenizer), model BPE with vocab and merges. Counts follow the
+// with a regex and/or ByteLevel, no normalizer or Unicode normalization
+// (NFC and the like, by golang.org/x/text at Unicode 15.0), model BPE with
+// vocab and merges. Counts follow the
 // tokenizers library's BPE exactly, merges by rank with the same heap
 // order. Added (special) tokens are not recognised in the text: like
 // tiktoken's encode_ordinary, the text counts as ordinary text.
@@ -32,8 +35,9 @@ const maxTokenizerFile = 256 << 20
 // regexp2, several times slower (see regexSplitter).
 type HFTokenizer struct {
 	name        string
-	splits      []splitter // applied in order, each to every piece of the last
-	prefixSpace bool       // ByteLevel add_prefix_space, applied to each piece
+	normalize   []norm.Form // Unicode normalizers, in order
+	splits      []splitter  // applied in order, each to every piece of the last
+	prefixSpace bool        // ByteLevel add_prefix_space, applied to each piece
 	// byteLevelSplit is ByteLevel's own GPT-2 regex (use_regex), or nil.
 	byteLevelSplit splitter
 	byteID         [256]uint32
@@ -83,6 +87,11 @@ type hfFile struct {
 	} `json:"model"`
 }
 
+type hfNormalizer struct {
+	Type        string            `json:"type"`
+	Normalizers []json.RawMessage `json:"normalizers"`
+}
+
 type hfPreTokenizer struct {
 	Type           string            `json:"type"`
 	PreTokenizers  []*hfPreTokenizer `json:"pretokenizers"`
@@ -104,16 +113,14 @@ func unsupported(format string, args ...any) error {
 
 // ParseHFTokenizer parses a tokenizer.json. It refuses, with an error
 // wrapping ErrUnsupportedTokenizer, every model but byte-level BPE (no
-// dropout, subword prefix or suffix, or byte fallback), any normalizer,
+// dropout, subword prefix or suffix, or byte fallback), any normalizer but
+// NFC, NFD, NFKC, NFKD and Sequences of them,
 // pre-tokenizers other than Split (Isolated, not inverted) and ByteLevel,
 // and a vocabulary that lacks any of the 256 byte symbols.
 func ParseHFTokenizer(name string, data []byte) (*HFTokenizer, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parsing tokenizer.json: %w", err)
-	}
-	if n := strings.TrimSpace(string(f.Normalizer)); n != "" && n != "null" {
-		return nil, unsupported("normalizer %.60s", n)
 	}
 	m := &f.Model
 	switch {
@@ -128,6 +135,9 @@ func ParseHFTokenizer(name string, data []byte) (*HFTokenizer, error) {
 	}
 	t := &HFTokenizer{name: name, ignoreMerges: m.IgnoreMerges}
 	t.scratch.New = func() any { return new(hfScratch) }
+	if err := t.setNormalizer(f.Normalizer); err != nil {
+		return nil, err
+	}
 	if err := t.setPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
@@ -138,6 +148,33 @@ func ParseHFTokenizer(name string, data []byte) (*HFTokenizer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// normalForms are the normalizers HFTokenizer applies (Qwen2 uses NFC).
+var normalForms = map[string]norm.Form{"NFC": norm.NFC, "NFD": norm.NFD, "NFKC": norm.NFKC, "NFKD": norm.NFKD}
+
+func (t *HFTokenizer) setNormalizer(raw json.RawMessage) error {
+	if s := strings.TrimSpace(string(raw)); s == "" || s == "null" {
+		return nil
+	}
+	var n hfNormalizer
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return fmt.Errorf("parsing normalizer: %w", err)
+	}
+	if n.Type == "Sequence" {
+		for _, sub := range n.Normalizers {
+			if err := t.setNormalizer(sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, ok := normalForms[n.Type]
+	if !ok {
+		return unsupported("normalizer %q (only NFC, NFD, NFKC, NFKD)", n.Type)
+	}
+	t.normalize = append(t.normalize, f)
+	return nil
 }
 
 func (t *HFTokenizer) setPreTokenizer(p *hfPreTokenizer) error {
@@ -301,6 +338,9 @@ func (t *HFTokenizer) Name() string { return t.name }
 func (t *HFTokenizer) Count(text string) int {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
+	}
+	for _, f := range t.normalize {
+		text = f.String(text) // returns text itself when already normal
 	}
 	sc := t.scratch.Get().(*hfScratch)
 	n := 0

@@ -96,6 +96,31 @@ func TestHFTokenizerIgnoreMergesOff(t *testing.T) {
 	}
 }
 
+func TestHFTokenizerNormalizer(t *testing.T) {
+	const decomposed = "e\u0301" // e, then a combining acute: 1 + 2 bytes
+	cases := []struct {
+		name       string
+		normalizer any
+		want       int
+	}{
+		{"none", nil, 3},
+		{"NFC", map[string]any{"type": "NFC"}, 2}, // é: 2 bytes
+		{"sequence", map[string]any{"type": "Sequence", "normalizers": []any{map[string]any{"type": "NFC"}}}, 2},
+		{"NFD", map[string]any{"type": "NFD"}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tok, err := ParseHFTokenizer("x", tinyWith(t, func(m map[string]any) { m["normalizer"] = c.normalizer }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tok.Count(decomposed); got != c.want {
+				t.Errorf("Count = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
 func TestHFTokenizerMergesAsPairs(t *testing.T) {
 	data := tinyWith(t, func(m map[string]any) {
 		var pairs [][]string
@@ -144,7 +169,11 @@ func TestHFTokenizerRefusesUnsupported(t *testing.T) {
 		{"byte fallback", func(m map[string]any) { model(m)["byte_fallback"] = true }},
 		{"dropout", func(m map[string]any) { model(m)["dropout"] = 0.1 }},
 		{"subword prefix", func(m map[string]any) { model(m)["continuing_subword_prefix"] = "##" }},
-		{"normalizer", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFC"} }},
+		{"normalizer", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "Lowercase"} }},
+		{"normalizer in sequence", func(m map[string]any) {
+			m["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
+				map[string]any{"type": "NFC"}, map[string]any{"type": "Strip"}}}
+		}},
 		{"metaspace", func(m map[string]any) {
 			m["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁"}
 		}},
