@@ -95,3 +95,43 @@ func BenchmarkCountPathological(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCountMultilingual is for information: CJK has no spaces, so its
+// pieces are long and take the heap merge more often.
+func BenchmarkCountMultilingual(b *testing.B) {
+	para := []string{
+		"東京都は日本の首都であり、世界最大の都市圏の一つです。人口は約1400万人です。",
+		"北京是中华人民共和国的首都，也是全国的政治、文化中心。",
+		"مرحبا بكم في بوابة النزاهة، حيث نتحقق من كل طلب قبل إرساله.",
+		"Привет! Это проверка подсчёта токенов для русского текста, с цифрами 2026 года.",
+		"한국어 문장은 띄어쓰기가 있어서 조금 더 짧은 조각으로 나뉩니다.",
+		"Ελληνικά κείμενα με τόνους και διαλυτικά: ΐ, ΰ. 😀👍🏽",
+	}
+	var sb strings.Builder
+	r := rand.New(rand.NewPCG(9, 9))
+	for sb.Len() < 1<<20 {
+		sb.WriteString(para[r.IntN(len(para))])
+		sb.WriteString([]string{" ", "\n", "\n\n"}[r.IntN(3)])
+	}
+	text := sb.String()
+	for _, name := range encodingNames {
+		b.Run(name, func(b *testing.B) {
+			e := mustEncoding(b, name)
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				e.Count(text)
+			}
+		})
+	}
+}
+
+// BenchmarkHFTokenizer counts the corpus with cl100k_base converted to a
+// Llama-3-style tokenizer.json (native splitter, HF merge order).
+func BenchmarkHFTokenizer(b *testing.B) {
+	tok := cl100kAsHF(b)
+	text := corpus(1 << 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tok.Count(text)
+	}
+}

@@ -15,7 +15,7 @@ const shortPiece = 64
 
 // bpeCount returns how many tokens tiktoken's byte-pair merge makes of
 // piece, which is not itself a token and is at least 2 bytes long.
-func (t rankTable) bpeCount(piece string, pool *sync.Pool) int {
+func (t *rankTable) bpeCount(piece string, pool *sync.Pool) int {
 	if len(piece) <= shortPiece {
 		return t.scanCount(piece)
 	}
@@ -25,17 +25,10 @@ func (t rankTable) bpeCount(piece string, pool *sync.Pool) int {
 	return n
 }
 
-func (t rankTable) rank(b string) uint32 {
-	if r, ok := t[b]; ok {
-		return r
-	}
-	return noRank
-}
-
 // scanCount is tiktoken's byte_pair_merge: parts[k] is the start of the
 // k-th part and the rank of the merge of parts k and k+1; repeatedly merge
 // the lowest rank, leftmost first.
-func (t rankTable) scanCount(piece string) int {
+func (t *rankTable) scanCount(piece string) int {
 	var starts [shortPiece + 1]int32
 	var ranks [shortPiece + 1]uint32
 	n := len(piece) + 1 // parts, the last is the end sentinel
@@ -85,7 +78,7 @@ func newHeapScratch() any { return new(heapScratch) }
 // heapCount gives the same result as scanCount: the heap is ordered by
 // (rank, offset), which is lowest rank, leftmost first, and an entry whose
 // rank is no longer the part's current rank is stale and skipped.
-func (t rankTable) heapCount(piece string, sc *heapScratch) int {
+func (t *rankTable) heapCount(piece string, sc *heapScratch) int {
 	n := len(piece)
 	sc.next = grow32(sc.next, n+1)
 	sc.prev = grow32(sc.prev, n+1)

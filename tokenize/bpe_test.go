@@ -9,7 +9,7 @@ import (
 
 // naiveCount is tiktoken's byte_pair_merge written plainly, with no
 // length limit: the oracle for both merge paths.
-func naiveCount(t rankTable, piece string) int {
+func naiveCount(t *rankTable, piece string) int {
 	starts := make([]int, len(piece)+1)
 	for i := range starts {
 		starts[i] = i

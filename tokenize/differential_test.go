@@ -1,9 +1,11 @@
 package tokenize
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -43,6 +45,44 @@ func TestCountMatchesReferenceOnRandomText(t *testing.T) {
 				if got, want := e.Count(text), len(ref.EncodeOrdinary(text)); got != want {
 					t.Fatalf("Count(%q) = %d, tiktoken-go %d\n%s", text, got, want, describe(t, e, text))
 				}
+			}
+		})
+	}
+}
+
+// TestCountMatchesReferenceOnLongText runs longer texts, whose pieces
+// reach the heap merge, and checks that concurrent counting is safe.
+func TestCountMatchesReferenceOnLongText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	for _, name := range encodingNames {
+		t.Run(name, func(t *testing.T) {
+			e, ref := mustEncoding(t, name), reference(t, name)
+			r := rand.New(rand.NewPCG(2, uint64(len(name))))
+			texts := make([]string, 40)
+			want := make([]int, len(texts))
+			for i := range texts {
+				texts[i] = randomText(r, 200+r.IntN(800)) + strings.Repeat(alphabet[r.IntN(len(alphabet))], r.IntN(300))
+				want[i] = len(ref.EncodeOrdinary(texts[i]))
+			}
+			var wg sync.WaitGroup
+			errs := make(chan string, len(texts))
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i, text := range texts {
+						if got := e.Count(text); got != want[i] {
+							errs <- fmt.Sprintf("Count(%.60q...) = %d, tiktoken-go %d", text, got, want[i])
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for msg := range errs {
+				t.Error(msg)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ var (
 type Encoding struct {
 	name    string
 	pattern pattern
-	ranks   rankTable
+	ranks   *rankTable
 	scratch sync.Pool // *heapScratch, for long pieces
 }
 
@@ -76,7 +76,7 @@ func (e *Encoding) pieceCount(piece string) int {
 	if len(piece) == 1 {
 		return 1 // every byte is a token
 	}
-	if _, ok := e.ranks[piece]; ok {
+	if e.ranks.rank(piece) != noRank {
 		return 1
 	}
 	return e.ranks.bpeCount(piece, &e.scratch)

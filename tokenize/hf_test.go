@@ -15,7 +15,7 @@ const tinyTokenizer = "testdata/tiny-llama3.tokenizer.json"
 
 // tinyWith returns the tiny tokenizer.json with edit applied to its
 // decoded JSON.
-func tinyWith(t *testing.T, edit func(m map[string]any)) []byte {
+func tinyWith(t testing.TB, edit func(m map[string]any)) []byte {
 	t.Helper()
 	data, err := os.ReadFile(tinyTokenizer)
 	if err != nil {
@@ -258,45 +258,7 @@ func TestHFTokenizerFromCL100kMatchesTiktoken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 100k merges")
 	}
-	ranks := mustEncoding(t, "cl100k_base").ranks
-	runes := byteLevelRunes()
-	bl := func(s string) string {
-		var b strings.Builder
-		for i := 0; i < len(s); i++ {
-			b.WriteRune(runes[s[i]])
-		}
-		return b.String()
-	}
-	vocab := make(map[string]any, len(ranks))
-	type merge struct {
-		rank uint32
-		a, b string
-	}
-	var merges []merge
-	for tok, rank := range ranks {
-		vocab[bl(tok)] = rank
-		if len(tok) < 2 {
-			continue
-		}
-		parts := splitBelow(ranks, tok, rank)
-		if len(parts) != 2 {
-			t.Fatalf("token %q splits into %d parts", tok, len(parts))
-		}
-		merges = append(merges, merge{rank, bl(parts[0]), bl(parts[1])})
-	}
-	sort.Slice(merges, func(i, j int) bool { return merges[i].rank < merges[j].rank })
-	ms := make([]string, len(merges))
-	for i, m := range merges {
-		ms[i] = m.a + " " + m.b
-	}
-	data := tinyWith(t, func(m map[string]any) {
-		model(m)["vocab"] = vocab
-		model(m)["merges"] = ms
-	})
-	tok, err := ParseHFTokenizer("cl100k-as-hf", data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := cl100kAsHF(t)
 	for _, f := range loadFixtures(t) {
 		if got := tok.Count(f.Text); got != f.CL100k {
 			t.Errorf("Count(%.60q) = %d, tiktoken %d", f.Text, got, f.CL100k)
@@ -305,7 +267,7 @@ func TestHFTokenizerFromCL100kMatchesTiktoken(t *testing.T) {
 }
 
 // splitBelow is tiktoken's byte_pair_merge restricted to ranks below max.
-func splitBelow(t rankTable, piece string, max uint32) []string {
+func splitBelow(t *rankTable, piece string, max uint32) []string {
 	starts := make([]int, len(piece)+1)
 	for i := range starts {
 		starts[i] = i
@@ -327,4 +289,50 @@ func splitBelow(t rankTable, piece string, max uint32) []string {
 		out[i] = piece[starts[i]:starts[i+1]]
 	}
 	return out
+}
+
+// cl100kAsHF converts cl100k_base to a Llama-3-style tokenizer.json the
+// way Hugging Face's converter does.
+func cl100kAsHF(t testing.TB) *HFTokenizer {
+	t.Helper()
+	ranks := mustEncoding(t, "cl100k_base").ranks
+	runes := byteLevelRunes()
+	bl := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			b.WriteRune(runes[s[i]])
+		}
+		return b.String()
+	}
+	type merge struct {
+		rank uint32
+		a, b string
+	}
+	var merges []merge
+	vocab := make(map[string]any, ranks.count)
+	ranks.each(func(tok string, rank uint32) {
+		vocab[bl(tok)] = rank
+		if len(tok) < 2 {
+			return
+		}
+		parts := splitBelow(ranks, tok, rank)
+		if len(parts) != 2 {
+			t.Fatalf("token %q splits into %d parts", tok, len(parts))
+		}
+		merges = append(merges, merge{rank, bl(parts[0]), bl(parts[1])})
+	})
+	sort.Slice(merges, func(i, j int) bool { return merges[i].rank < merges[j].rank })
+	ms := make([]string, len(merges))
+	for i, m := range merges {
+		ms[i] = m.a + " " + m.b
+	}
+	data := tinyWith(t, func(m map[string]any) {
+		model(m)["vocab"] = vocab
+		model(m)["merges"] = ms
+	})
+	tok, err := ParseHFTokenizer("cl100k-as-hf", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"hash/maphash"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/pkoukk/tiktoken-go-loader/assets"
@@ -13,17 +15,101 @@ import (
 // rankTable maps a token's bytes to its BPE rank, which is also its id in
 // tiktoken's encodings. It is built once per encoding and never written
 // after, so any number of counters share it.
-type rankTable map[string]uint32
+//
+// It is an open-addressing hash table rather than a Go map because a rank
+// lookup is most of the cost of counting, and most lookups miss the CPU
+// caches: each slot is one uint64 that holds the token's offset and length
+// in one contiguous arena, its rank, and a fingerprint of its hash, so a
+// lookup reads one slot and, only when the fingerprint matches, the bytes.
+type rankTable struct {
+	slots []uint64 // fingerprint<<50 | rank<<30 | length<<22 | offset; 0 is empty
+	mask  uint64
+	arena string // every token's bytes, end to end
+	seed  maphash.Seed
+	count int
+}
+
+const (
+	maxArena     = 1 << 22
+	maxTokenLen  = 1<<8 - 1
+	maxRank      = 1<<20 - 1
+	fingerprints = 14 // bits
+)
+
+func newRankTable(arena string, offs []uint32, ranks []uint32) (*rankTable, error) {
+	if len(arena) >= maxArena {
+		return nil, fmt.Errorf("rank table of %d bytes is too large", len(arena))
+	}
+	size := 1
+	for size < 2*len(ranks) {
+		size <<= 1
+	}
+	t := &rankTable{slots: make([]uint64, size), mask: uint64(size - 1), arena: arena, seed: maphash.MakeSeed(), count: len(ranks)}
+	for i, r := range ranks {
+		start, end := offs[i], uint32(len(arena))
+		if i+1 < len(offs) {
+			end = offs[i+1]
+		}
+		n := end - start
+		switch {
+		case n == 0 || n > maxTokenLen:
+			return nil, fmt.Errorf("token %d is %d bytes long", r, n)
+		case r > maxRank:
+			return nil, fmt.Errorf("rank %d is too large", r)
+		case t.rank(arena[start:end]) != noRank:
+			return nil, fmt.Errorf("token %d is a duplicate", r)
+		}
+		h := maphash.String(t.seed, arena[start:end])
+		j := h & t.mask
+		for t.slots[j] != 0 {
+			j = (j + 1) & t.mask
+		}
+		t.slots[j] = h>>(64-fingerprints)<<50 | uint64(r)<<30 | uint64(n)<<22 | uint64(start)
+	}
+	return t, nil
+}
+
+// rank returns the rank of the token b, or noRank.
+func (t *rankTable) rank(b string) uint32 {
+	if len(b) > maxTokenLen {
+		return noRank
+	}
+	h := maphash.String(t.seed, b)
+	fp := h >> (64 - fingerprints)
+	want := fp<<8 | uint64(len(b)) // fingerprint and length, as in a slot
+	for j := h & t.mask; ; j = (j + 1) & t.mask {
+		s := t.slots[j]
+		if s == 0 {
+			return noRank
+		}
+		if s>>50<<8|(s>>22&0xFF) == want {
+			off := s & (1<<22 - 1)
+			if t.arena[off:off+uint64(len(b))] == b {
+				return uint32(s >> 30 & maxRank)
+			}
+		}
+	}
+}
+
+// each calls f for every token, in no order.
+func (t *rankTable) each(f func(tok string, rank uint32)) {
+	for _, s := range t.slots {
+		if s != 0 {
+			off, n := s&(1<<22-1), s>>22&0xFF
+			f(t.arena[off:off+n], uint32(s>>30&maxRank))
+		}
+	}
+}
 
 // lazyRanks parses one embedded .tiktoken file on first use.
 type lazyRanks struct {
 	file  string
 	once  sync.Once
-	ranks rankTable
+	ranks *rankTable
 	err   error
 }
 
-func (l *lazyRanks) get() (rankTable, error) {
+func (l *lazyRanks) get() (*rankTable, error) {
 	l.once.Do(func() {
 		data, err := assets.Assets.ReadFile(l.file)
 		if err != nil {
@@ -39,8 +125,11 @@ func (l *lazyRanks) get() (rankTable, error) {
 }
 
 // parseTiktoken reads the .tiktoken format: one "base64(token) rank" a line.
-func parseTiktoken(data []byte) (rankTable, error) {
-	t := make(rankTable, bytes.Count(data, []byte{'\n'})+1)
+func parseTiktoken(data []byte) (*rankTable, error) {
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	var arena strings.Builder
+	arena.Grow(len(data) * 3 / 4 / 2)
+	offs, ranks := make([]uint32, 0, lines), make([]uint32, 0, lines)
 	buf := make([]byte, 0, 256)
 	for lineNo := 1; len(data) > 0; lineNo++ {
 		line := data
@@ -68,7 +157,9 @@ func parseTiktoken(data []byte) (rankTable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
-		t[string(buf[:m])] = uint32(rank)
+		offs = append(offs, uint32(arena.Len()))
+		ranks = append(ranks, uint32(rank))
+		arena.Write(buf[:m])
 	}
-	return t, nil
+	return newRankTable(arena.String(), offs, ranks)
 }
