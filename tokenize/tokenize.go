@@ -6,10 +6,15 @@
 //
 // o200k_base and cl100k_base are counted by a pure-Go byte-pair encoder
 // (Encoding) whose counts are identical to tiktoken's: its pre-tokenizer
-// implements each encoding's split regex by hand, and the rank tables come
+// implements each encoding's split regex by hand (pretokenize.go, with
+// Unicode 16.0 classes from class_table.go), and the rank tables come
 // from tiktoken-go-loader's embedded files, parsed once on first use and
-// shared. file:PATH loads a byte-level BPE tokenizer.json (HFTokenizer).
-// bytes is an upper bound, not a count (see UpperBound).
+// shared (ranks.go). file:PATH loads a byte-level BPE tokenizer.json
+// (HFTokenizer). bytes is an upper bound, not a count (see UpperBound).
+//
+// testdata/counts.json holds counts made by the reference tiktoken (npm's
+// WASM build) with testdata/gen/gen.js; the tests also compare against
+// tiktoken-go, the engine custody used before, on random and fuzzed text.
 package tokenize
 
 import (
