@@ -78,14 +78,16 @@ function code() {
   return lines.join(pick(["\n", "\r\n", "\n\n"])) + (rnd() < 0.5 ? "\n" : "");
 }
 const chars = ["a", "Z", "'", "s", "T", "1", "٣", " ", "\t", "\n", "\r", "/", ".", "é", "\u0301", "ǅ", "ʰ", "中",
-  "ا", "😀", "\u00a0", "\u3000", "ſ", "²", "-", "_", "\"", "ß", "İ", "ı"];
+  "ا", "😀", "\u00a0", "\u3000", "ſ", "²", "-", "_", "\"", "ß", "İ", "ı", "É", "\u0308", "٣", "Ⅻ", "\u2028",
+  "\u0085", "👍🏽", "K", "\u1C89", "\u{10D50}", "\u{2EBF0}", "\u{1CCF0}", "\u{10940}", "\ufffd", "\u200d", "ǈ", "ᾈ",
+  "ͅ", "〆", "々", "ー", "ｱ", "①", "½", "l", "L", "m", "M", "d", "D", "r", "e", "v", "E"];
 function soup(n) { let s = ""; for (let i = 0; i < n; i++) s += pick(chars); return s; }
 
 const texts = [...fixed];
 for (let i = 0; i < 80; i++) texts.push(prose(3 + Math.floor(rnd() * 40)));
 for (let i = 0; i < 40; i++) texts.push(json(3));
 for (let i = 0; i < 40; i++) texts.push(code());
-for (let i = 0; i < 120; i++) texts.push(soup(1 + Math.floor(rnd() * 60)));
+for (let i = 0; i < 1500; i++) texts.push(soup(1 + Math.floor(rnd() * 40)));
 
 const encs = { o200k_base: get_encoding("o200k_base"), cl100k_base: get_encoding("cl100k_base") };
 const out = texts.map((text) => {
