@@ -63,10 +63,12 @@ func Lookup(spec string) (Counter, error) {
 }
 
 // Bytes counts one token per byte. For any byte-level BPE (every tokenizer
-// custody knows) that is an upper bound, never the count: each token is at
-// least one byte. It is for models whose tokenizer custody does not have,
-// and it reports UpperBound() == true, so a prompt-token band check must
-// accept an upstream count anywhere at or below it rather than demand it.
+// custody knows) that is an upper bound on the count of valid UTF-8, never
+// the count: each token is at least one byte. It is for models whose
+// tokenizer custody does not have, and it reports UpperBound() == true: a
+// prompt-token band check must then accept an upstream count anywhere in
+// [0, Count + framing] rather than demand [Count, Count + slack], and a
+// capacity check that rejects on it may reject a prompt that would fit.
 type Bytes struct{}
 
 func (Bytes) Count(text string) int { return len(text) }
