@@ -34,10 +34,13 @@ const maxTokenizerFile = 256 << 20
 // cl100k and o200k patterns) run at native speed; any other runs on
 // regexp2, several times slower (see regexSplitter).
 type HFTokenizer struct {
-	name        string
-	normalize   []norm.Form // Unicode normalizers, in order
-	splits      []splitter  // applied in order, each to every piece of the last
-	prefixSpace bool        // ByteLevel add_prefix_space, applied to each piece
+	name      string
+	normalize []norm.Form // Unicode normalizers, in order
+	// Added tokens found in the text before (rawAdded) and after
+	// (normAdded) normalization; nil when there are none.
+	rawAdded, normAdded *addedSet
+	splits              []splitter // applied in order, each to every piece of the last
+	prefixSpace         bool       // ByteLevel add_prefix_space, applied to each piece
 	// byteLevelSplit is ByteLevel's own GPT-2 regex (use_regex), or nil.
 	byteLevelSplit splitter
 	byteID         [256]uint32
@@ -73,6 +76,7 @@ func LoadHFTokenizer(path string) (*HFTokenizer, error) {
 
 // The parts of tokenizer.json that matter for counting.
 type hfFile struct {
+	AddedTokens  []addedToken    `json:"added_tokens"`
 	Normalizer   json.RawMessage `json:"normalizer"`
 	PreTokenizer *hfPreTokenizer `json:"pre_tokenizer"`
 	Model        struct {
@@ -138,6 +142,18 @@ func ParseHFTokenizer(name string, data []byte) (*HFTokenizer, error) {
 	if err := t.setNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
+	var raw, normalized []addedToken
+	for _, a := range f.AddedTokens {
+		if a.Normalized {
+			for _, form := range t.normalize {
+				a.Content = form.String(a.Content)
+			}
+			normalized = append(normalized, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	t.rawAdded, t.normAdded = newAddedSet(raw), newAddedSet(normalized)
 	if err := t.setPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
@@ -339,12 +355,16 @@ func (t *HFTokenizer) Count(text string) int {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
 	}
-	for _, f := range t.normalize {
-		text = f.String(text) // returns text itself when already normal
-	}
 	sc := t.scratch.Get().(*hfScratch)
 	n := 0
-	t.splitAll(text, 0, sc, func(piece string) { n += t.pieceCount(piece, sc) })
+	piece := func(piece string) { n += t.pieceCount(piece, sc) }
+	pretokenize := func(s string) { t.splitAll(s, 0, sc, piece) }
+	n += t.rawAdded.split(text, func(s string) {
+		for _, f := range t.normalize {
+			s = f.String(s) // returns s itself when already normal
+		}
+		n += t.normAdded.split(s, pretokenize)
+	})
 	t.scratch.Put(sc)
 	return n
 }

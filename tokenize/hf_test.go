@@ -72,12 +72,49 @@ func TestHFTokenizerCountsTiny(t *testing.T) {
 		{"ignore merges", " cats", 1},
 		// é is two bytes with no merges.
 		{"multibyte", "héllo", 6},
-		// special tokens are ordinary text: pieces "<|" (2 bytes), "begin"
-		// (b, e, g, in), "_of" (3), "_text" (5), "|>" (2).
-		{"special token as text", "<|begin_of_text|>", 2 + 4 + 3 + 5 + 2},
+		// an added token in the text is one token, and cuts the text.
+		{"added token", "<|begin_of_text|>", 1},
+		{"added token inside text", "x<|begin_of_text|>the", 1 + 1 + 2},
+		{"added token twice", "<|begin_of_text|><|begin_of_text|>", 2},
+		{"partial added token", "<|begin_of_tex", 2 + 4 + 3 + 4},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if got := tok.Count(c.text); got != c.want {
+				t.Errorf("Count(%q) = %d, want %d", c.text, got, c.want)
+			}
+		})
+	}
+}
+
+// TestHFTokenizerAddedTokenFlags: the flags of an added token change what
+// it absorbs. Ordinary "<|begin_of_text|>" is 16 tokens: "<|" (2), "begin"
+// (b, e, g, in), "_of" (3), "_text" (5), "|>" (2).
+func TestHFTokenizerAddedTokenFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		flag string
+		text string
+		want int
+	}{
+		{"plain", "", " <|begin_of_text|> x", 1 + 1 + 2},        // Ġ, token, Ġ x
+		{"lstrip", "lstrip", " <|begin_of_text|> x", 1 + 2},     // token eats the space before
+		{"rstrip", "rstrip", " <|begin_of_text|> x", 1 + 1 + 1}, // token eats the space after
+		{"single word alone", "single_word", "<|begin_of_text|> x", 1 + 2},
+		{"single word in a word", "single_word", "a<|begin_of_text|>", 1 + 16},
+		{"normalized", "normalized", "<|begin_of_text|>", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := tinyWith(t, func(m map[string]any) {
+				if c.flag != "" {
+					m["added_tokens"].([]any)[0].(map[string]any)[c.flag] = true
+				}
+			})
+			tok, err := ParseHFTokenizer("x", data)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := tok.Count(c.text); got != c.want {
 				t.Errorf("Count(%q) = %d, want %d", c.text, got, c.want)
 			}
