@@ -40,27 +40,28 @@ func FuzzCountMatchesReference(f *testing.F) {
 }
 
 // FuzzParseHFTokenizer feeds arbitrary bytes to the tokenizer.json parser
-// (seeded with the testdata tokenizer and variants of it): it must return
-// an error or a counter that counts without panicking.
+// (seeded with the testdata tokenizer and variants of it), and arbitrary
+// text to what it parses: it must return an error or a counter that counts
+// without panicking.
 func FuzzParseHFTokenizer(f *testing.F) {
 	seed, err := os.ReadFile(tinyTokenizer)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(seed)
-	f.Add([]byte(`{"model":{"type":"BPE","vocab":{},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`))
-	f.Add([]byte(strings.Replace(string(seed), `"ignore_merges": true`, `"ignore_merges": false`, 1)))
-	f.Add([]byte(strings.Replace(string(seed), `\\p{N}{1,3}`, `\\p{N}+`, 1)))
-	f.Add([]byte(strings.Replace(string(seed), `"Sequence"`, `"ByteLevel"`, 1)))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	const text = "the cat's 1234   x\n\n<|begin_of_text|> héllo 中文 😀\xff"
+	f.Add(seed, text)
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`), "x")
+	f.Add([]byte(strings.Replace(string(seed), `"ignore_merges": true`, `"ignore_merges": false`, 1)), text)
+	f.Add([]byte(strings.Replace(string(seed), `\\p{N}{1,3}`, `\\p{N}+`, 1)), text)
+	f.Add([]byte(strings.Replace(string(seed), `"Sequence"`, `"ByteLevel"`, 1)), text)
+	f.Add([]byte(strings.Replace(string(seed), `"lstrip": false`, `"lstrip": true`, 1)), " <|begin_of_text|> ")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		tok, err := ParseHFTokenizer("fuzz", data)
 		if err != nil {
 			return
 		}
-		for _, text := range []string{"", "the cat's 1234   x\n\n", "héllo 中文 😀", "\xff\x00"} {
-			if n := tok.Count(text); n < 0 || n > 3*len(text) {
-				t.Fatalf("Count(%q) = %d", text, n)
-			}
+		if n := tok.Count(text); n < 0 || n > 4*len(text)+1 {
+			t.Fatalf("Count(%q) = %d", text, n)
 		}
 	})
 }
