@@ -3,11 +3,13 @@ package tokenize
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -372,4 +374,44 @@ func cl100kAsHF(t testing.TB) *HFTokenizer {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// TestHFTokenizerConcurrent counts from several goroutines, on the native
+// and the regexp2 paths, and expects the serial counts (run with -race).
+func TestHFTokenizerConcurrent(t *testing.T) {
+	native, err := LoadHFTokenizer(tinyTokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regex, err := ParseHFTokenizer("gpt2ish", tinyWith(t, func(m map[string]any) {
+		m["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"the cat <|begin_of_text|> singing 1234", strings.Repeat("it's the cat ", 50), "héllo 中文 😀"}
+	for _, tok := range []*HFTokenizer{native, regex} {
+		want := make([]int, len(texts))
+		for i, s := range texts {
+			want[i] = tok.Count(s)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 4*len(texts))
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i, s := range texts {
+					if got := tok.Count(s); got != want[i] {
+						errs <- fmt.Sprintf("%s: Count(%.30q) = %d, serially %d", tok.Name(), s, got, want[i])
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for msg := range errs {
+			t.Error(msg)
+		}
+	}
 }
