@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -27,6 +28,52 @@ func naiveCount(t *rankTable, piece string) int {
 		starts = append(starts[:at+1], starts[at+2:]...)
 	}
 	return len(starts) - 1
+}
+
+// ids returns the token ids of text, by the pre-tokenizer and the plain
+// merge: a debugging aid, and a stricter check than counts.
+func (e *Encoding) ids(text string) []int {
+	var out []int
+	for _, piece := range e.pieces(replaceInvalid(text)) {
+		starts := []int{0}
+		for i := 1; i <= len(piece); i++ {
+			starts = append(starts, i)
+		}
+		for len(starts) > 2 {
+			best, at := uint32(noRank), -1
+			for k := 0; k+2 < len(starts); k++ {
+				if r := e.ranks.rank(piece[starts[k]:starts[k+2]]); r < best {
+					best, at = r, k
+				}
+			}
+			if at < 0 {
+				break
+			}
+			starts = append(starts[:at+1], starts[at+2:]...)
+		}
+		for k := 0; k+1 < len(starts); k++ {
+			out = append(out, int(e.ranks.rank(piece[starts[k]:starts[k+1]])))
+		}
+	}
+	return out
+}
+
+// TestIDsMatchReference compares token ids, not only counts, with
+// tiktoken-go on random valid text.
+func TestIDsMatchReference(t *testing.T) {
+	for _, name := range encodingNames {
+		t.Run(name, func(t *testing.T) {
+			e, ref := mustEncoding(t, name), reference(t, name)
+			r := rand.New(rand.NewPCG(4, 4))
+			for i := 0; i < 300; i++ {
+				text := strings.ToValidUTF8(randomText(r, 1+r.IntN(40)), "")
+				got, want := e.ids(text), ref.EncodeOrdinary(text)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("ids(%q) = %v, tiktoken-go %v", text, got, want)
+				}
+			}
+		})
+	}
 }
 
 func TestMergePathsAgree(t *testing.T) {
