@@ -3,15 +3,23 @@
 //
 // Lookup resolves the `tokenizer:` config value: o200k_base, cl100k_base,
 // file:PATH (a Hugging Face tokenizer.json) or bytes.
+//
+// o200k_base and cl100k_base are counted by a pure-Go byte-pair encoder
+// (Encoding) whose counts are identical to tiktoken's: its pre-tokenizer
+// implements each encoding's split regex by hand (pretokenize.go, with
+// Unicode 16.0 classes from class_table.go), and the rank tables come
+// from tiktoken-go-loader's embedded files, parsed once on first use and
+// shared (ranks.go). file:PATH loads a byte-level BPE tokenizer.json
+// (HFTokenizer). bytes is an upper bound, not a count (see UpperBound).
+//
+// testdata/counts.json holds counts made by the reference tiktoken (npm's
+// WASM build) with testdata/gen/gen.js; the tests also compare against
+// tiktoken-go, the engine custody used before, on random and fuzzed text.
 package tokenize
 
 import (
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Counter counts the tokens of a text. Implementations are safe for
@@ -23,40 +31,53 @@ type Counter interface {
 	Name() string
 }
 
-var loaderOnce sync.Once
+// UpperBound is implemented by a Counter whose Count is an upper bound on
+// the model's token count rather than the count itself. A caller checking
+// an upstream's reported usage must then accept any report at or below the
+// bound (plus framing), not demand the count: find it by type assertion,
+//
+//	if ub, ok := c.(tokenize.UpperBound); ok && ub.UpperBound() { ... }
+type UpperBound interface {
+	UpperBound() bool
+}
 
 // Lookup returns the counter named by spec.
 func Lookup(spec string) (Counter, error) {
 	switch {
 	case spec == "o200k_base" || spec == "cl100k_base":
-		loaderOnce.Do(func() { tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader()) })
-		enc, err := tiktoken.GetEncoding(spec)
+		e, err := NewEncoding(spec)
 		if err != nil {
-			return nil, fmt.Errorf("loading %s: %w", spec, err)
+			return nil, err
 		}
-		return &tiktokenCounter{name: spec, enc: enc}, nil
+		return e, nil
 	case spec == "bytes":
 		return Bytes{}, nil
 	case strings.HasPrefix(spec, "file:"):
-		return nil, fmt.Errorf("tokenizer %q: tokenizer.json files are not supported yet", spec)
+		t, err := LoadHFTokenizer(strings.TrimPrefix(spec, "file:"))
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer %q: %w", spec, err)
+		}
+		return t, nil
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (want o200k_base, cl100k_base, file:PATH or bytes)", spec)
 }
 
-type tiktokenCounter struct {
-	name string
-	enc  *tiktoken.Tiktoken
-}
-
-func (c *tiktokenCounter) Count(text string) int { return len(c.enc.EncodeOrdinary(text)) }
-func (c *tiktokenCounter) Name() string          { return c.name }
-
-// Bytes counts one token per byte: an upper bound for any byte-level BPE,
-// for models whose tokenizer custody does not have.
+// Bytes counts one token per byte. For any byte-level BPE (every tokenizer
+// custody knows) that is an upper bound on the count of valid UTF-8, never
+// the count: each token is at least one byte. It is for models whose
+// tokenizer custody does not have, and it reports UpperBound() == true: a
+// prompt-token band check must then accept an upstream count anywhere in
+// [0, Count + framing] rather than demand [Count, Count + slack], and a
+// capacity check that rejects on it may reject a prompt that would fit.
 type Bytes struct{}
 
 func (Bytes) Count(text string) int { return len(text) }
 func (Bytes) Name() string          { return "bytes" }
+
+// UpperBound reports that Count is an upper bound, not a count.
+func (Bytes) UpperBound() bool { return true }
+
+var _ UpperBound = Bytes{}
 
 // Message is the part of a chat message that counts towards prompt tokens.
 type Message struct {

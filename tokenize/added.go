@@ -1,0 +1,134 @@
+package tokenize
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// addedToken is an entry of tokenizer.json's added_tokens: a string that
+// the tokenizers library cuts out of the text before anything else and
+// encodes as one token, special or not.
+type addedToken struct {
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+}
+
+// addedSet finds added tokens in a text as the tokenizers library's
+// AddedVocabulary does: leftmost-longest, honouring single_word, lstrip and
+// rstrip. Real files have a few hundred, nearly all starting with "<" or
+// "[", so candidates are found by their first byte.
+type addedSet struct {
+	byFirst map[byte][]addedToken // longest first
+	firsts  string                // the first bytes, for strings.IndexAny
+}
+
+func newAddedSet(tokens []addedToken) *addedSet {
+	a := &addedSet{byFirst: map[byte][]addedToken{}}
+	for _, tok := range tokens {
+		if tok.Content == "" {
+			continue
+		}
+		b := tok.Content[0]
+		if len(a.byFirst[b]) == 0 {
+			if b >= utf8.RuneSelf {
+				// IndexAny takes runes; a non-ASCII first byte is found
+				// through the whole first rune instead.
+				r, _ := utf8.DecodeRuneInString(tok.Content)
+				a.firsts += string(r)
+			} else {
+				a.firsts += string(rune(b))
+			}
+		}
+		a.byFirst[b] = append(a.byFirst[b], tok)
+	}
+	if len(a.byFirst) == 0 {
+		return nil
+	}
+	for _, toks := range a.byFirst {
+		sort.SliceStable(toks, func(i, j int) bool { return len(toks[i].Content) > len(toks[j].Content) })
+	}
+	return a
+}
+
+// split calls plain with each stretch of s between added tokens, and
+// returns how many added tokens it found.
+func (a *addedSet) split(s string, plain func(string)) int {
+	if a == nil {
+		plain(s)
+		return 0
+	}
+	found, last := 0, 0 // last: end of the previous token, stripping included
+	for i := 0; i < len(s); {
+		k := strings.IndexAny(s[i:], a.firsts)
+		if k < 0 {
+			break
+		}
+		i += k
+		tok, ok := a.match(s, i)
+		if !ok {
+			i++
+			continue
+		}
+		start, stop := i, i+len(tok.Content)
+		if tok.LStrip {
+			for start > last {
+				r, n := utf8.DecodeLastRuneInString(s[:start])
+				if !unicode.IsSpace(r) {
+					break
+				}
+				start -= n
+			}
+		}
+		if tok.RStrip {
+			for stop < len(s) {
+				r, n := utf8.DecodeRuneInString(s[stop:])
+				if !unicode.IsSpace(r) {
+					break
+				}
+				stop += n
+			}
+		}
+		if start > last {
+			plain(s[last:start])
+		}
+		found++
+		last, i = stop, stop
+	}
+	if last < len(s) || found == 0 {
+		plain(s[last:])
+	}
+	return found
+}
+
+// match returns the longest added token at s[i] that may match there.
+func (a *addedSet) match(s string, i int) (addedToken, bool) {
+	for _, tok := range a.byFirst[s[i]] {
+		if !strings.HasPrefix(s[i:], tok.Content) {
+			continue
+		}
+		if tok.SingleWord && (endsWithWord(s[:i]) || startsWithWord(s[i+len(tok.Content):])) {
+			continue
+		}
+		return tok, true
+	}
+	return addedToken{}, false
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r) || r == '_'
+}
+
+func endsWithWord(s string) bool {
+	r, n := utf8.DecodeLastRuneInString(s)
+	return n > 0 && isWordRune(r)
+}
+
+func startsWithWord(s string) bool {
+	r, n := utf8.DecodeRuneInString(s)
+	return n > 0 && isWordRune(r)
+}
