@@ -84,6 +84,9 @@ func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
 	}
+	if recs == nil {
+		recs = []index.Record{}
+	}
 	return writeJSON(w, map[string]any{"object": "list", "data": recs})
 }
 
@@ -108,6 +111,9 @@ func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) er
 	evs, err := e.Index.Events(r.Context(), eq)
 	if err != nil {
 		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
+	}
+	if evs == nil {
+		evs = []index.Event{}
 	}
 	return writeJSON(w, map[string]any{"object": "list", "data": evs})
 }
