@@ -23,15 +23,19 @@ import (
 
 // memRecorder keeps transactions in memory; fail makes Record fail.
 type memRecorder struct {
-	mu   sync.Mutex
-	txs  []custody.Transaction
-	fail atomic.Bool
+	mu      sync.Mutex
+	txs     []custody.Transaction
+	fail    atomic.Bool
+	discard bool // benchmarks: keep nothing
 }
 
 func (m *memRecorder) Salts(id string) (a, b [32]byte) { a[0], b[0] = 1, 2; return }
 func (m *memRecorder) Record(_ context.Context, tx *custody.Transaction) error {
 	if m.fail.Load() {
 		return fmt.Errorf("disk full")
+	}
+	if m.discard {
+		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
