@@ -51,6 +51,10 @@ type Ledger struct {
 	BatchMaxSize int `yaml:"batch_max_size"`
 	// KeyFile is the signing key; generated in DataDir when empty.
 	KeyFile string `yaml:"key_file"`
+	// PublicURL is where other replicas reach this one (its receipts and
+	// its log shard at PublicURL/log). Default http://<listen>. Replicas
+	// sharing a postgres index each need their own Origin and PublicURL.
+	PublicURL string `yaml:"public_url"`
 }
 
 // Limits protect the gateway from its clients and its upstreams.

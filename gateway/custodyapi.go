@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -17,6 +21,8 @@ type Evidence struct {
 	Recorder *LedgerRecorder
 	Index    index.Index
 	Log      *ledger.Log
+	// HTTP fetches receipts from other replicas; nil means the default.
+	HTTP *http.Client
 }
 
 // mount adds the custody API and the log to the gateway's mux.
@@ -45,8 +51,11 @@ func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) e
 	if err != nil || rec.Tenant != t.ID {
 		return custody.Errorf(custody.CodeNotFound, "no receipt for request %s", id)
 	}
-	if rec.LeafIndex < 0 || rec.Shard != e.Log.Origin() {
-		return custody.Errorf(custody.CodeNotFound, "request %s is recorded in log %s, not this replica's", id, rec.Shard)
+	if rec.Shard != e.Log.Origin() {
+		return e.remoteReceipt(w, r, rec)
+	}
+	if rec.LeafIndex < 0 {
+		return custody.Errorf(custody.CodeNotFound, "no receipt for request %s", id)
 	}
 	rcpt, err := e.Log.Receipt(r.Context(), uint64(rec.LeafIndex), id)
 	if err != nil {
@@ -60,6 +69,57 @@ func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) e
 	w.Header().Set("Cache-Control", "no-store")
 	_, err = w.Write(b)
 	return err
+}
+
+// remoteReceipt fetches a receipt from the replica whose log shard holds
+// it, with the caller's own credentials: only that replica has the keys
+// that derive the salts, so the salts never have to be stored anywhere.
+func (e *Evidence) remoteReceipt(w http.ResponseWriter, r *http.Request, rec index.Record) error {
+	shards, err := e.Index.Shards(r.Context())
+	if err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the shard list could not be read")
+	}
+	base := ""
+	for _, s := range shards {
+		if s.Origin == rec.Shard {
+			base = strings.TrimRight(s.URL, "/")
+		}
+	}
+	if base == "" {
+		return custody.Errorf(custody.CodeLedgerUnavailable, "the replica holding log %s has not registered its address", rec.Shard)
+	}
+	if r.Header.Get("Custody-Forwarded") != "" {
+		return custody.Errorf(custody.CodeLedgerUnavailable, "the shard registry is inconsistent for log %s", rec.Shard)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/custody/receipts/"+url.PathEscape(rec.ID), nil)
+	if err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the replica's address is invalid")
+	}
+	req.Header.Set("Authorization", r.Header.Get("Authorization"))
+	req.Header.Set("Custody-Forwarded", "1")
+	resp, err := e.client().Do(req)
+	if err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the replica holding log "+rec.Shard+" is unreachable; retry later")
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the replica holding log "+rec.Shard+" broke off")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(resp.StatusCode)
+	_, err = w.Write(body)
+	return err
+}
+
+func (e *Evidence) client() *http.Client {
+	if e.HTTP != nil {
+		return e.HTTP
+	}
+	return http.DefaultClient
 }
 
 func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) error {

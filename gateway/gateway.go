@@ -53,6 +53,9 @@ type Options struct {
 	// OnPathChange, when set, is called (in its own goroutine) when a
 	// route serves from a tuple not seen before: canaries hook in here.
 	OnPathChange func(model string, route int)
+	// SharedReplay, when set, extends the replay check across every
+	// replica sharing the index (LedgerRecorder.Claim).
+	SharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 	// SkipChecks turns every response check off. It exists for the
 	// benchmarks, to measure the proxy path alone; never set it in serve.
 	SkipChecks bool
@@ -84,6 +87,8 @@ type Gateway struct {
 	onPath     func(model string, route int)
 	skipChecks bool
 	tracer     Tracer
+	// sharedReplay claims responses across replicas; nil with one replica.
+	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }
 
 // Tracer traces a transaction and each of its upstream attempts
@@ -134,23 +139,24 @@ type route struct {
 func New(o Options) (*Gateway, error) {
 	c := o.Config
 	g := &Gateway{
-		cfg:        c,
-		keys:       newKeyring(c),
-		models:     map[string]*model{},
-		policies:   map[string]*config.Policy{},
-		replay:     check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
-		rec:        o.Recorder,
-		contam:     o.Contamination,
-		log:        o.Logger,
-		now:        o.Now,
-		limiter:    newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
-		budget:     policy.NewBudget(0.2, 10),
-		health:     o.Health,
-		paths:      newPathTracker(10000),
-		observer:   o.Observer,
-		onPath:     o.OnPathChange,
-		skipChecks: o.SkipChecks,
-		tracer:     o.Tracer,
+		cfg:          c,
+		keys:         newKeyring(c),
+		models:       map[string]*model{},
+		policies:     map[string]*config.Policy{},
+		replay:       check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
+		rec:          o.Recorder,
+		contam:       o.Contamination,
+		log:          o.Logger,
+		now:          o.Now,
+		limiter:      newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
+		budget:       policy.NewBudget(0.2, 10),
+		health:       o.Health,
+		paths:        newPathTracker(10000),
+		observer:     o.Observer,
+		onPath:       o.OnPathChange,
+		skipChecks:   o.SkipChecks,
+		sharedReplay: o.SharedReplay,
+		tracer:       o.Tracer,
 	}
 	for _, p := range o.KnownPaths {
 		g.paths.seed(p.Model, p.Provider, p.ResponseModel, p.Fingerprint)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
@@ -128,11 +129,38 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	if id != "" {
 		err = x.g.replay.Claim("id\x00"+rt.cfg.Provider+"\x00"+id, x.tx.ID, now)
 	}
+	var digest string
 	if err == nil && body != nil {
 		d := sha256.Sum256(body)
-		err = x.g.replay.Claim("digest\x00"+hex.EncodeToString(d[:]), x.tx.ID, now)
+		digest = "digest\x00" + hex.EncodeToString(d[:])
+		err = x.g.replay.Claim(digest, x.tx.ID, now)
+	}
+	if err == nil && x.g.sharedReplay != nil {
+		err = x.claimShared(rt, id, digest)
 	}
 	x.verdictOf(err, custody.CheckReplay)
+}
+
+// claimShared claims the response in the index that every replica
+// shares, so a response delivered through one replica cannot be delivered
+// again through another. If the index cannot answer, the check cannot
+// run: the transaction is flagged, not failed (the local memory still
+// covers this replica).
+func (x *exchange) claimShared(rt route, id, digest string) error {
+	for _, key := range []string{"id\x00" + rt.cfg.Provider + "\x00" + id, digest} {
+		if key == "" || strings.HasSuffix(key, "\x00") {
+			continue
+		}
+		owner, err := x.g.sharedReplay(x.r.Context(), key, x.tx.ID, x.g.cfg.Checks.ReplayWindow)
+		if err != nil {
+			x.g.log.Warn("shared replay claim failed", "id", x.tx.ID, "err", err)
+			return nil
+		}
+		if owner != x.tx.ID {
+			return custody.Errorf(custody.CodeResponseReplayed, "this response was already delivered to request %s (through another replica)", owner)
+		}
+	}
+	return nil
 }
 
 // checkContamination acts on the scanner's finding by policy: reject, or

@@ -41,15 +41,16 @@ type LedgerRecorder struct {
 const queueSize = 1 << 14
 
 // NewLedgerRecorder starts the indexing goroutine. tenantIDs are the
-// configured tenant ids, to map the log's pseudonyms back.
-func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tenantIDs []string, logger *slog.Logger) (*LedgerRecorder, error) {
+// configured tenant ids, to map the log's pseudonyms back; publicURL is
+// where other replicas reach this one (its log is publicURL + "/log").
+func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tenantIDs []string, publicURL string, logger *slog.Logger) (*LedgerRecorder, error) {
 	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
 		queue: make(chan index.Record, queueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
 	for _, id := range tenantIDs {
 		r.tenants[l.Pseudonym(id)] = id
 	}
-	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), VerifierKey: l.VerifierKey()}); err != nil {
+	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: publicURL, VerifierKey: l.VerifierKey()}); err != nil {
 		return nil, err
 	}
 	max, err := idx.MaxLeafIndex(ctx, r.shard)
@@ -97,6 +98,12 @@ func (r *LedgerRecorder) Lookup(ctx context.Context, id string) (index.Record, e
 		return v.(index.Record), nil
 	}
 	return r.idx.Get(ctx, id)
+}
+
+// Claim is the replay check's claim shared by every replica of the index:
+// the request id that first claimed key within ttl.
+func (r *LedgerRecorder) Claim(ctx context.Context, key, requestID string, ttl time.Duration) (string, error) {
+	return r.idx.ClaimResponse(ctx, key, requestID, ttl)
 }
 
 // Ready reports whether the ledger can take leaves.

@@ -127,11 +127,21 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app
 	}
 	a.closers = append(a.closers, func() { a.index.Close() })
 
+	a.listener, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	a.closers = append(a.closers, func() { a.listener.Close() })
+
 	tenantIDs := make([]string, len(cfg.Tenants))
 	for i, t := range cfg.Tenants {
 		tenantIDs[i] = t.ID
 	}
-	a.recorder, err = gateway.NewLedgerRecorder(ctx, a.log, a.index, tenantIDs, logger)
+	publicURL := cfg.Ledger.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + a.listener.Addr().String()
+	}
+	a.recorder, err = gateway.NewLedgerRecorder(ctx, a.log, a.index, tenantIDs, strings.TrimRight(publicURL, "/"), logger)
 	if err != nil {
 		return nil, fmt.Errorf("reconciling the index with the log: %w", err)
 	}
@@ -141,14 +151,15 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: logger,
-		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}})
+	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: logger,
+		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}}
+	if cfg.Index.Backend == "postgres" {
+		// Replicas share the index: the replay check must too.
+		opts.SharedReplay = a.recorder.Claim
+	}
+	gw, err := gateway.New(opts)
 	if err != nil {
 		return nil, err
-	}
-	a.listener, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	a.server = &http.Server{
 		Handler:           gw,
