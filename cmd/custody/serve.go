@@ -11,8 +11,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/custody-gateway/custody/config"
@@ -53,6 +56,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer app.close()
 	printBanner(stdout, cfg, app)
+	if *cfgPath != "" {
+		stopReload := app.reloadOnHUP(*cfgPath, *listen, logger)
+		defer stopReload()
+	}
 	code := serveUntilDone(ctx, app.server, app.listener, stderr)
 	return code
 }
@@ -66,12 +73,14 @@ func loadConfig(path string) (*config.Config, error) {
 
 // app is a running gateway and what it owns.
 type app struct {
+	cfg          *config.Config // the config in force; changed only by reload
+	logger       *slog.Logger
+	gw           atomic.Pointer[gateway.Gateway] // swapped on reload
 	server       *http.Server
 	listener     net.Listener
 	log          *ledger.Log
 	index        index.Index
 	recorder     *gateway.LedgerRecorder
-	sims         []*http.Server
 	simURLs      map[string]string
 	adminKeyFile string
 	closers      []func()
@@ -147,28 +156,98 @@ func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app
 	}
 	a.closers = append(a.closers, a.recorder.Close)
 
-	clients, err := a.startUpstreams(cfg)
+	a.cfg, a.logger = cfg, logger
+	gw, err := a.buildGateway(cfg)
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: logger,
-		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}}
-	if cfg.Index.Backend == "postgres" {
-		// Replicas share the index: the replay check must too.
-		opts.SharedReplay = a.recorder.Claim
-	}
-	gw, err := gateway.New(opts)
-	if err != nil {
-		return nil, err
-	}
+	a.gw.Store(gw)
 	a.server = &http.Server{
-		Handler:           gw,
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.gw.Load().ServeHTTP(w, r) }),
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout,
 		IdleTimeout:       cfg.Limits.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	return a, nil
+}
+
+// buildGateway makes the gateway of cfg on the app's stores.
+func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
+	clients, err := a.startUpstreams(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}}
+	if cfg.Index.Backend == "postgres" {
+		// Replicas share the index: the replay check must too.
+		opts.SharedReplay = a.recorder.Claim
+	}
+	return gateway.New(opts)
+}
+
+// reloadOnHUP reloads the config file on SIGHUP: a valid file replaces
+// the gateway (tenants, keys, providers, models, policies, limits) for new
+// requests while requests in flight finish on the old one; a bad file, or
+// one that changes what cannot change while running (listen, data_dir,
+// index, ledger), keeps the old config and says why.
+func (a *app) reloadOnHUP(path, listen string, logger *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				if err := a.reload(path, listen); err != nil {
+					logger.Error("config reload refused; the old config stays in force", "file", path, "err", err.Error())
+				} else {
+					logger.Info("config reloaded", "file", path)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+func (a *app) reload(path, listen string) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	if listen != "" {
+		cfg.Listen = listen
+	}
+	old := a.cfg
+	var fixed []string
+	if cfg.Listen != old.Listen {
+		fixed = append(fixed, "listen")
+	}
+	if cfg.DataDir != old.DataDir {
+		fixed = append(fixed, "data_dir")
+	}
+	if cfg.Index != old.Index {
+		fixed = append(fixed, "index")
+	}
+	if cfg.Ledger != old.Ledger {
+		fixed = append(fixed, "ledger")
+	}
+	if len(fixed) > 0 {
+		return fmt.Errorf("%s cannot change while running (restart instead)", strings.Join(fixed, ", "))
+	}
+	if len(cfg.AdminKeys) == 0 && len(cfg.AdminKeySHA256) == 0 {
+		cfg.AdminKeys = old.AdminKeys // the generated key
+	}
+	gw, err := a.buildGateway(cfg)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	a.gw.Store(gw)
+	return nil
 }
 
 // startUpstreams makes a client per provider, starting the built-in
@@ -179,7 +258,9 @@ func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, e
 	for i := range cfg.Providers {
 		p := &cfg.Providers[i]
 		base := p.BaseURL
-		if p.Kind == config.KindSim {
+		if u, ok := a.simURLs[p.Name]; ok && p.Kind == config.KindSim {
+			base = u // already running (a reload keeps it)
+		} else if p.Kind == config.KindSim {
 			if counter == nil {
 				var err error
 				if counter, err = tokenize.Lookup("o200k_base"); err != nil {
