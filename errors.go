@@ -18,6 +18,7 @@ const (
 	CodeUnauthorized              Code = "unauthorized"
 	CodeForbidden                 Code = "forbidden"
 	CodeNotFound                  Code = "not_found"
+	CodeMethodNotAllowed          Code = "method_not_allowed"
 	CodeRateLimited               Code = "rate_limited"
 	CodePromptTokenMismatch       Code = "prompt_token_mismatch"
 	CodeModelMismatch             Code = "model_mismatch"
@@ -60,6 +61,7 @@ var codes = map[Code]codeInfo{
 	CodeUnauthorized:              {http.StatusUnauthorized, TypeAuthentication},
 	CodeForbidden:                 {http.StatusForbidden, TypeAuthentication},
 	CodeNotFound:                  {http.StatusNotFound, TypeInvalidRequest},
+	CodeMethodNotAllowed:          {http.StatusMethodNotAllowed, TypeInvalidRequest},
 	CodeRateLimited:               {http.StatusTooManyRequests, TypePolicy},
 	CodePromptTokenMismatch:       {http.StatusBadGateway, TypeIntegrity},
 	CodeModelMismatch:             {http.StatusBadGateway, TypeIntegrity},

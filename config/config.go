@@ -125,6 +125,8 @@ type SimOptions struct {
 	AllowFaultHeader bool     `yaml:"allow_fault_header"`
 	OwnershipTags    bool     `yaml:"ownership_tags"`
 	Variant          int      `yaml:"variant"`
+	// TokenDelay is the simulated model time per generated token.
+	TokenDelay time.Duration `yaml:"token_delay"`
 }
 
 // Model is a client-facing model name and the routes that serve it.

@@ -98,6 +98,9 @@ func (x *exchange) run() error {
 	if err != nil {
 		return err // not recorded: no tenant to charge it to
 	}
+	reqSalt, respSalt := g.rec.Salts(tx.ID)
+	x.respCommit = sha256.New()
+	x.respCommit.Write(respSalt[:])
 	x.tenant, tx.Tenant, x.recordable = t, t.ID, true
 	release, err := g.limiter.acquire(t.ID)
 	if err != nil {
@@ -105,16 +108,18 @@ func (x *exchange) run() error {
 	}
 	defer release()
 
-	reqSalt, respSalt := g.rec.Salts(tx.ID)
-	x.respCommit = sha256.New()
-	x.respCommit.Write(respSalt[:])
-
 	// A slow client gets ReadTimeout for its whole body; the deadline is
 	// lifted before the answer, which may stream for minutes.
 	rc := http.NewResponseController(x.w)
 	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
-	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		// The connection is in an unknown state: answer and close it,
+		// without waiting for the rest of the body (the deadline stays).
+		x.w.Header().Set("Connection", "close")
+	} else {
+		rc.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -238,12 +243,20 @@ func (x *exchange) deliver(b []byte) error {
 	return err
 }
 
+// recordTimeout bounds the wait for the ledger: past it the ledger is
+// unavailable and the request fails closed.
+const recordTimeout = 10 * time.Second
+
 // record makes the transaction durable (the response commitment covers
 // what was delivered so far).
 func (x *exchange) record() error {
 	x.tx.ResponseCommitment = x.respCommit.Sum(nil)
 	x.tx.Duration = x.g.now().Sub(x.tx.Time)
-	if err := x.g.rec.Record(x.r.Context(), x.tx); err != nil {
+	// A client that went away does not cancel the record: what the
+	// upstream did must be in the ledger either way.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.r.Context()), recordTimeout)
+	defer cancel()
+	if err := x.g.rec.Record(ctx, x.tx); err != nil {
 		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the transaction could not be recorded; nothing was served")
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -204,10 +205,12 @@ func New(o Options) (*Gateway, error) {
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/chat/completions", g.proxy(openaiChat))
-	mux.Handle("POST /v1/completions", g.proxy(openaiCompletions))
-	mux.Handle("POST /v1/embeddings", g.proxy(openaiEmbeddings))
-	mux.Handle("GET /v1/models", g.handle(g.listModels))
+	// Methods are checked by the handlers, not the mux patterns, so that
+	// a wrong method gets an OpenAI-shaped error like everything else.
+	mux.Handle("/v1/chat/completions", g.only(http.MethodPost, g.proxy(openaiChat)))
+	mux.Handle("/v1/completions", g.only(http.MethodPost, g.proxy(openaiCompletions)))
+	mux.Handle("/v1/embeddings", g.only(http.MethodPost, g.proxy(openaiEmbeddings)))
+	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))
@@ -226,7 +229,33 @@ func New(o Options) (*Gateway, error) {
 	return g, nil
 }
 
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+// only answers other methods than method with a JSON 405.
+func (g *Gateway) only(method string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			g.writeError(w, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves the API. A panic in a handler is a bug: it is logged
+// with its stack for the operator, and the client gets a plain
+// internal_error (never the stack) if nothing was written yet.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			g.log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			g.writeError(w, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
+		}
+	}()
+	g.mux.ServeHTTP(w, r)
+}
 
 // Tenant authenticates r as a tenant (for handlers mounted beside the API).
 func (g *Gateway) Tenant(r *http.Request) (*config.Tenant, error) { return g.keys.tenant(r) }
