@@ -21,14 +21,15 @@ func (r *Runner) probeEcho(ctx context.Context, t Target) ProbeResult {
 	if label, ok := r.secrets.find(a.Text); ok {
 		return fail(ProbeEcho, "answer carries live canary secret %s", label)
 	}
-	own, foreign := false, 0
+	own, others := false, map[string]bool{}
 	for _, w := range nonceLike(a.Text) {
 		if w == n {
 			own = true
 		} else {
-			foreign++
+			others[w] = true
 		}
 	}
+	foreign := len(others)
 	switch {
 	case !own:
 		return fail(ProbeEcho, "nonce %s missing (%d foreign ids)", n, foreign)

@@ -1,6 +1,10 @@
 package canary
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
 // Target is one route of one model, as the gateway exposes it to canaries.
 // Implementations must be safe for concurrent use.
@@ -52,4 +56,34 @@ type Result struct {
 	// Code is custody's rejection code ("prompt_token_mismatch", ...), or
 	// "" when custody verified or flagged the response.
 	Code string
+}
+
+// wireRequest is ChatRequest as an OpenAI chat completion request.
+type wireRequest struct {
+	Model       string        `json:"model"`
+	Messages    []wireMessage `json:"messages"`
+	Temperature *float64      `json:"temperature,omitempty"`
+	Seed        *int          `json:"seed,omitempty"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+	Logprobs    bool          `json:"logprobs,omitempty"`
+	TopLogprobs int           `json:"top_logprobs,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Body encodes r as an OpenAI chat completion request for model (what a
+// Target sends; Tenant is not part of the body).
+func (r ChatRequest) Body(model string) ([]byte, error) {
+	w := wireRequest{Model: model, Temperature: r.Temperature, Seed: r.Seed, MaxTokens: r.MaxTokens, Logprobs: r.Logprobs, TopLogprobs: r.TopLogprobs}
+	for _, m := range r.Messages {
+		w.Messages = append(w.Messages, wireMessage(m))
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("encoding canary request: %w", err)
+	}
+	return b, nil
 }
