@@ -55,8 +55,8 @@ const enrollmentVersion = 1
 // Bounds on an enrollment file, which is read back from disk.
 const (
 	maxEnrollPrompts = 64
-	maxEnrollSamples = 256
-	maxSampleTokens  = 4096
+	maxEnrollSamples = 64
+	maxSampleTokens  = 1024
 	maxAlts          = 20
 	maxEnrollBytes   = 32 << 20
 )
