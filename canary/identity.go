@@ -26,9 +26,10 @@ type IdentityConfig struct {
 	// TopLogprobs asked for per token; 0 means 5, negative means do not
 	// ask for logprobs at all (upstreams that refuse them).
 	TopLogprobs int
-	// Alpha is the false-alarm rate of one run's test; 0 means 0.01.
+	// Alpha is the false-alarm rate of one run's test; 0 means 0.001.
 	Alpha float64
-	// Permutations of the permutation test; 0 means 999.
+	// Permutations of the permutation test; 0 means 9999 (p resolves to
+	// 1e-4, well below Alpha).
 	Permutations int
 	// LogprobScale is the logprob difference that counts as much as a
 	// differing token; 0 means 0.05.
@@ -46,12 +47,12 @@ func (c IdentityConfig) withDefaults() IdentityConfig {
 	def(&c.Samples, 4)
 	def(&c.MaxTokens, 24)
 	def(&c.TopLogprobs, 5)
-	def(&c.Permutations, 999)
+	def(&c.Permutations, 9999)
 	if c.TopLogprobs < 0 {
 		c.TopLogprobs = -1
 	}
 	if c.Alpha == 0 {
-		c.Alpha = 0.01
+		c.Alpha = 0.001
 	}
 	if c.LogprobScale == 0 {
 		c.LogprobScale = 0.05

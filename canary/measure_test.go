@@ -30,38 +30,53 @@ func TestIdentityFalseAlarmAndPower(t *testing.T) {
 	const runs = 200
 	honest := &simTarget{name: "honest", base: newSim(t, sim.Config{}), model: "sim-1"}
 	variant := &simTarget{name: "variant", base: newSim(t, sim.Config{Variant: 1}), model: "sim-1"}
-	// The bounds allow for binomial noise: at alpha 0.01 and 200 runs the
-	// false alarms are Binomial(200, <=0.01), P(> 6) < 0.005.
+	drift := &simTarget{name: "drift", base: newSim(t, sim.Config{Variant: 2}), model: "sim-1"}
+	// The bounds allow for binomial noise: at alpha 0.001 and 200 runs the
+	// false alarms are Binomial(200, <=0.001), P(> 3) < 0.0001.
 	for _, s := range []identitySetting{
-		{name: "greedy+top5 logprobs (default)", maxFAR: 0.035, minPower: 0.95},
-		{name: "greedy, no logprobs", cfg: IdentityConfig{TopLogprobs: -1}, maxFAR: 0.035},
-		{name: "T=1 fresh samples+logprobs", cfg: IdentityConfig{Temperature: 1}, maxFAR: 0.035},
-		{name: "greedy+logprobs, serving noise", cfg: IdentityConfig{}, noise: 0.01, maxFAR: 0.035},
+		{name: "default: greedy, top-5 logprobs", maxFAR: 0.015, minPower: 0.95},
+		{name: "default + serving noise", noise: 0.01, maxFAR: 0.015, minPower: 0.95},
+		{name: "T=1 fresh samples, logprobs", cfg: IdentityConfig{Temperature: 1}, maxFAR: 0.015},
+		{name: "greedy, no logprobs", cfg: IdentityConfig{TopLogprobs: -1}, maxFAR: 0.015},
+		{name: "greedy, no logprobs, 10 prompts", cfg: IdentityConfig{TopLogprobs: -1, Prompts: 10}, maxFAR: 0.015},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			cfg := s.cfg.withDefaults()
 			rng := rand.New(rand.NewPCG(7, uint64(len(s.name))))
-			fa, det := 0, 0
+			alphas := []float64{0.001, 0.01, 0.05, 0.10}
+			var fa, v1, v2 [4]int
+			count := func(into *[4]int, p float64) {
+				for j, a := range alphas {
+					if p <= a {
+						into[j]++
+					}
+				}
+			}
 			for range runs {
 				sp := sampleParams{seed: rng.Uint64(), prompts: cfg.Prompts, maxTokens: cfg.MaxTokens, temperature: cfg.Temperature, topLogprobs: cfg.TopLogprobs}
 				ref := mustCollect(t, honest, sp, cfg.EnrollSamples)
 				h := mustCollect(t, honest, sp, cfg.Samples)
 				v := mustCollect(t, variant, sp, cfg.Samples)
+				d := mustCollect(t, drift, sp, cfg.Samples)
 				if s.noise > 0 {
-					for _, set := range [][][]Sample{ref, h, v} {
+					for _, set := range [][][]Sample{ref, h, v, d} {
 						addNoise(set, s.noise, rng)
 					}
 				}
-				if _, p := identityTest(ref, h, cfg, rng); p <= cfg.Alpha {
-					fa++
-				}
-				if _, p := identityTest(ref, v, cfg, rng); p <= cfg.Alpha {
-					det++
-				}
+				_, p := identityTest(ref, h, cfg, rng)
+				count(&fa, p)
+				_, p = identityTest(ref, v, cfg, rng)
+				count(&v1, p)
+				_, p = identityTest(ref, d, cfg, rng)
+				count(&v2, p)
 			}
-			far, power := float64(fa)/runs, float64(det)/runs
-			t.Logf("%-32s alpha=%g runs=%d: false alarms %d (%.3f, 95%% upper %.3f), power vs Variant 1 %d (%.3f, 95%% CI %s)",
-				s.name, cfg.Alpha, runs, fa, far, wilson(fa, runs)[1], det, power, ci(wilson(det, runs)))
+			t.Logf("%-32s runs=%d false alarms at alpha .001/.01/.05/.10: %d/%d/%d/%d", s.name, runs, fa[0], fa[1], fa[2], fa[3])
+			t.Logf("%-32s power at alpha .001: Variant 1 %d %s, Variant 2 %d; at .01: Variant 1 %d %s, Variant 2 %d",
+				s.name, v1[0], ci(wilson(v1[0], runs)), v2[0], v1[1], ci(wilson(v1[1], runs)), v2[1])
+			far, power := float64(fa[0])/runs, float64(v1[0])/runs
+			if cfg.Alpha != alphas[0] {
+				t.Fatalf("the default alpha is %v, not %v", cfg.Alpha, alphas[0])
+			}
 			if far > s.maxFAR {
 				t.Errorf("false-alarm rate %.3f > %.3f", far, s.maxFAR)
 			}

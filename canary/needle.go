@@ -21,7 +21,7 @@ func (r *Runner) probeNeedle(ctx context.Context, t Target) ProbeResult {
 	for i := range needles {
 		needles[i] = nonce(10)
 	}
-	m, tokens, err := haystack(r.counter, budget, "Below is a long text with codes hidden in it. Repeat every code you find, in order, and nothing else.", needles, r.cfg.NeedleDepths)
+	m, tokens, err := haystack(r.counterFor(t), budget, "Below is a long text with codes hidden in it. Repeat every code you find, in order, and nothing else.", needles, r.cfg.NeedleDepths)
 	if err != nil {
 		return fail(ProbeNeedle, "capacity %d: %s", t.Capacity(), errText(err))
 	}
@@ -43,10 +43,6 @@ func (r *Runner) probeNeedle(ctx context.Context, t Target) ProbeResult {
 	}
 	if len(missing) > 0 {
 		return fail(ProbeNeedle, "%d/%d needles missing (at %s) in a %d-token prompt", len(missing), len(needles), strings.Join(missing, ","), tokens)
-	}
-	if a.PromptTokens > 0 && a.PromptTokens < tokens {
-		// Belt and braces: custody's band check rejects this first.
-		return fail(ProbeNeedle, "usage reports %d prompt tokens for a %d-token prompt", a.PromptTokens, tokens)
 	}
 	return pass(ProbeNeedle, "%d/%d needles returned from a %d-token prompt", len(needles), len(needles), tokens)
 }

@@ -12,7 +12,7 @@ import (
 // the first client prompt that slips past a misconfigured capacity.
 func (r *Runner) probeOversize(ctx context.Context, t Target) ProbeResult {
 	capacity := t.Capacity()
-	m, tokens, err := haystack(r.counter, capacity+r.cfg.OversizeMargin, "Summarise the following text in one sentence.", nil, nil)
+	m, tokens, err := haystack(r.counterFor(t), capacity+r.cfg.OversizeMargin, "Summarise the following text in one sentence.", nil, nil)
 	if err != nil || tokens <= capacity {
 		return fail(ProbeOversize, "could not build a prompt over capacity %d (got %d tokens)", capacity, tokens)
 	}

@@ -37,7 +37,7 @@ type ProbeResult struct {
 	Probe string
 	OK    bool
 	// Evidence says why, in numbers and random ids, never prompt or
-	// response text: "nonce k9XbQ2mZ7w missing", "p=0.001 <= alpha=0.01".
+	// response text: "nonce k9XbQ2mZ7w missing", "p=0.0001 <= alpha=0.001".
 	Evidence string
 	// Code is custody's rejection code when custody rejected the probe's
 	// request (a rejection is a failure: the route did not serve it).

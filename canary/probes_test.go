@@ -1,11 +1,13 @@
 package canary
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/custody-gateway/custody/sim"
+	"github.com/custody-gateway/custody/tokenize"
 )
 
 const testCapacity = 4096
@@ -231,5 +233,30 @@ func TestNonce(t *testing.T) {
 		if got := len(nonceLike(tc.text)); got != tc.want {
 			t.Errorf("nonceLike(%q) = %d, want %d", tc.text, got, tc.want)
 		}
+	}
+}
+
+// bytesTarget counts one token per byte, as a route configured with
+// `tokenizer: bytes` would.
+type bytesTarget struct{ *simTarget }
+
+func (bytesTarget) Counter() tokenize.Counter { return tokenize.Bytes{} }
+
+// TestCountingTargetSizesPrompts: a target's own tokenizer sizes the long
+// prompts (here bytes: the needle prompt is 2048 bytes, and the oversize
+// prompt just over 4096 bytes, which the simulator, counting o200k tokens,
+// accepts: that oversize then fails shows whose count sized it).
+func TestCountingTargetSizesPrompts(t *testing.T) {
+	base := newSim(t, sim.Config{Capacity: testCapacity})
+	tg := bytesTarget{newTarget(t, base, testCapacity)}
+	r := newRunner(t, Config{Routes: []Route{{Model: "sim-1", Target: tg}}, Probes: []string{ProbeNeedle, ProbeOversize}})
+	rep := r.RunOnce(t.Context())[0]
+	needle := resultOf(rep, ProbeNeedle)
+	var n int
+	if _, err := fmt.Sscanf(needle.Evidence, "3/3 needles returned from a %d-token prompt", &n); err != nil || n > testCapacity/2 || n < testCapacity/2-100 {
+		t.Errorf("needle: %q, want a prompt of just under %d bytes", needle.Evidence, testCapacity/2)
+	}
+	if res := resultOf(rep, ProbeOversize); res.OK || !strings.Contains(res.Evidence, "answered 200") {
+		t.Errorf("oversize: %+v", res)
 	}
 }

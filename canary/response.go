@@ -10,11 +10,10 @@ import (
 
 // answer is the part of a chat completion the probes read.
 type answer struct {
-	Model        string
-	Fingerprint  string
-	Text         string
-	PromptTokens int
-	Tokens       []tokenLogprob // nil when the upstream gave no logprobs
+	Model       string
+	Fingerprint string
+	Text        string
+	Tokens      []tokenLogprob // nil when the upstream gave no logprobs
 }
 
 // tokenLogprob is one generated token with its logprob and alternatives.
@@ -47,9 +46,6 @@ type wireResponse struct {
 			} `json:"content"`
 		} `json:"logprobs"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens int `json:"prompt_tokens"`
-	} `json:"usage"`
 }
 
 // errNoAnswer is a 200 body that holds no answer.
@@ -69,9 +65,6 @@ func parseAnswer(body []byte) (answer, error) {
 	}
 	c := w.Choices[0]
 	a := answer{Model: w.Model, Fingerprint: w.SystemFingerprint, Text: *c.Message.Content}
-	if w.Usage != nil {
-		a.PromptTokens = w.Usage.PromptTokens
-	}
 	if c.Logprobs != nil && len(c.Logprobs.Content) > 0 {
 		n := min(len(c.Logprobs.Content), maxTokensParsed)
 		a.Tokens = make([]tokenLogprob, n)

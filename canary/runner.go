@@ -41,7 +41,8 @@ type Config struct {
 	// Dir holds identity enrollments (data_dir/canary); "" keeps them in
 	// memory only.
 	Dir string
-	// Counter sizes the needle and oversize prompts; nil means o200k_base.
+	// Counter sizes the needle and oversize prompts of targets that are not
+	// CountingTargets; nil means o200k_base.
 	Counter tokenize.Counter
 	// NeedleFraction of the route's verified capacity the needle prompt
 	// fills; 0 means 0.5. NeedleMaxTokens caps it (0: no cap): a long
@@ -246,6 +247,16 @@ func (cfg Config) withDefaults() (Config, error) {
 }
 
 func (r *Runner) now() time.Time { return r.cfg.Now() }
+
+// counterFor is the tokenizer that sizes t's long prompts.
+func (r *Runner) counterFor(t Target) tokenize.Counter {
+	if ct, ok := t.(CountingTarget); ok {
+		if c := ct.Counter(); c != nil {
+			return c
+		}
+	}
+	return r.counter
+}
 
 func (r *Runner) emit(e Event) {
 	if e.Time.IsZero() {

@@ -47,3 +47,36 @@ func TestPermutationTest(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIdentityTest: one run's test at the default settings (5 prompts,
+// 6 reference and 4 fresh samples of 24 tokens with top-5 logprobs, 9,999
+// permutations).
+func BenchmarkIdentityTest(b *testing.B) {
+	rng := testRand()
+	mk := func() Sample {
+		s := Sample{T: make([]uint64, 24), L: make([]float64, 24), K: make([][]Alt, 24)}
+		for i := range s.T {
+			s.T[i], s.L[i] = rng.Uint64N(3), -rng.Float64()
+			for range 5 {
+				s.K[i] = append(s.K[i], Alt{T: rng.Uint64N(8), L: -rng.Float64()})
+			}
+		}
+		return s
+	}
+	var ref, cur [][]Sample
+	for range 5 {
+		var r, c []Sample
+		for range 6 {
+			r = append(r, mk())
+		}
+		for range 4 {
+			c = append(c, mk())
+		}
+		ref, cur = append(ref, r), append(cur, c)
+	}
+	cfg := IdentityConfig{}.withDefaults()
+	b.ResetTimer()
+	for b.Loop() {
+		identityTest(ref, cur, cfg, rng)
+	}
+}

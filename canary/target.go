@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/custody-gateway/custody/tokenize"
 )
 
 // Target is one route of one model, as the gateway exposes it to canaries.
@@ -24,6 +26,15 @@ type Target interface {
 	// oversize probe needs to see what the upstream itself does with a
 	// prompt custody would never forward.
 	Direct(ctx context.Context, req ChatRequest) (Result, error)
+}
+
+// CountingTarget is a Target that knows its model's tokenizer (the
+// `tokenizer:` of the model's config). The needle and oversize probes then
+// size their prompts with it instead of Config.Counter, so that "half of
+// capacity" and "just over capacity" hold in the upstream's own count.
+type CountingTarget interface {
+	Target
+	Counter() tokenize.Counter
 }
 
 // Message is one chat message.
