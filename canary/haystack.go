@@ -53,29 +53,36 @@ func haystack(c tokenize.Counter, budget int, head string, needles []string, dep
 	count := func(m Message) int {
 		return tokenize.Chat(c, []tokenize.Message{{Role: m.Role, Content: m.Content}})
 	}
-	// Bisect on the sentence count: lo fits, hi does not. The estimate
-	// from per-sentence costs puts hi close, so this takes a dozen counts.
-	base := count(msg(0))
+	// Token counts of BPE tokenizers add up across the spaces between
+	// sentences (pre-tokenization splits there), so the sentence count is
+	// found from per-sentence costs and one exact count confirms it: a
+	// prompt of 340k tokens costs one count, not a search of counts.
+	base := count(msg(0)) // the head and every needle
 	if base > budget {
 		return Message{}, base, errTooSmall
 	}
-	per := 0
-	for _, s := range fillerSentences {
-		per += c.Count(" " + s)
+	var per [len(fillerSentences)]int
+	for i, s := range fillerSentences {
+		per[i] = max(c.Count(" "+s), 1)
 	}
-	avg := max(float64(per)/float64(len(fillerSentences)), 1)
-	lo, hi := 0, int(float64(budget-base)/avg*1.25)+2
-	for count(msg(hi)) <= budget {
-		lo, hi = hi, hi*2
+	n, total := 0, base
+	for total+per[n%len(per)] <= budget {
+		total += per[n%len(per)]
+		n++
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if count(msg(mid)) <= budget {
-			lo = mid
-		} else {
-			hi = mid
+	for {
+		m := msg(n)
+		got := count(m)
+		if got <= budget {
+			return m, got, nil
+		}
+		if n == 0 {
+			return Message{}, got, errTooSmall
+		}
+		// The sum was off (a tokenizer that merges across spaces): drop
+		// enough sentences to cover the excess and count again.
+		for drop := got - budget; drop > 0 && n > 0; n-- {
+			drop -= per[(n-1)%len(per)]
 		}
 	}
-	m := msg(lo)
-	return m, count(m), nil
 }

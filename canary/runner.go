@@ -67,6 +67,8 @@ type Config struct {
 	RemoveSecret func(secret string)
 	Identity     IdentityConfig
 	// OnStatus is called after every probe (custody_canary_status).
+	// Callbacks are called from the goroutines running routes, several at
+	// once: they must be safe for concurrent use and quick.
 	OnStatus func(route, probe string, ok bool)
 	// OnEvent is called for failures, quarantine, recovery and first
 	// enrollment (not for Reenroll, whose event is returned).
