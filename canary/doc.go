@@ -1,0 +1,32 @@
+// Package canary runs custody's canaries: synthetic requests sent through
+// custody's own pipeline, one route at a time, that ask not "did the route
+// answer?" but "did it answer this, and is it still the same model?".
+//
+// A health check passes through every incident custody exists for: a stack
+// that swaps in a placeholder for a long prompt, serves a cheaper model
+// under the requested name, or decodes from another request's KV pages
+// still answers 200. Each probe here targets one of those failures:
+//
+//   - echo: a fresh random nonce must come back, and no foreign nonce or
+//     live canary secret with it (stale KV shows up as the latter).
+//   - needle: nonces planted at several depths of a long prompt sized to a
+//     fraction of the route's verified capacity must all come back
+//     (placeholder substitution loses them).
+//   - oversize (opt-in): a prompt just over capacity, sent straight to the
+//     upstream, must be refused with a 4xx (not answered 200).
+//   - secret: a synthetic canary tenant sends a unique secret that is
+//     registered with the contamination matcher, so any live response that
+//     carries it is caught.
+//   - identity: a two-sample permutation test between an enrolled
+//     reference sample and a fresh one (outputs and logprobs on fixed
+//     prompts) catches a different model behind the same name.
+//
+// A Runner runs the probes of every route on a schedule (and at once on
+// Trigger), keeps each route's health (green, amber, red) and publishes the
+// red routes as quarantined through a lock-free Quarantined. The gateway
+// implements Target, the one boundary: it sends a canary request through
+// custody's checks on exactly one route, with no fallback.
+//
+// Nothing here stores or reports prompt or response text: evidence is
+// numbers and random ids, enrollment files hold token hashes and logprobs.
+package canary

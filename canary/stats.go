@@ -1,0 +1,133 @@
+package canary
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// The identity test. Samples of one prompt are compared with a distance d
+// (distance): the fraction of token positions that differ, plus, where the
+// tokens agree and logprobs are given, the mean logprob difference scaled
+// by LogprobScale and capped at 1. The statistic is the energy distance
+// between the reference X and the fresh sample Y,
+//
+//	E = mean d(X,Y) - (mean d(X,X') + mean d(Y,Y')) / 2,
+//
+// summed over prompts. Its null distribution comes from a stratified
+// permutation test: labels are shuffled within each prompt, so the test is
+// exact (false-alarm rate <= alpha) whenever the route's answers are
+// exchangeable between enrollment and now, whatever the serving noise.
+
+// distance compares two samples of the same prompt.
+func distance(a, b Sample, scale float64) float64 {
+	n := max(len(a.T), len(b.T))
+	if n == 0 {
+		return 0
+	}
+	common := min(len(a.T), len(b.T))
+	mism := n - common
+	var lp float64
+	lpN := 0
+	for i := range common {
+		if a.T[i] != b.T[i] {
+			mism++
+			continue
+		}
+		if len(a.L) <= i || len(b.L) <= i {
+			continue
+		}
+		d, k := math.Abs(a.L[i]-b.L[i]), 1
+		if len(a.K) > i && len(b.K) > i {
+			for _, x := range a.K[i] {
+				for _, y := range b.K[i] {
+					if x.T == y.T {
+						d += math.Abs(x.L - y.L)
+						k++
+						break
+					}
+				}
+			}
+		}
+		lp += min(d/float64(k)/scale, 1)
+		lpN++
+	}
+	v := float64(mism) / float64(n)
+	if lpN > 0 {
+		v += lp / float64(lpN)
+	}
+	return v
+}
+
+// stratum is one prompt's pooled samples: the first nx are the reference.
+type stratum struct {
+	d  [][]float64 // pairwise distances
+	nx int
+}
+
+func newStratum(x, y []Sample, scale float64) stratum {
+	all := append(append([]Sample(nil), x...), y...)
+	d := make([][]float64, len(all))
+	for i := range all {
+		d[i] = make([]float64, len(all))
+		for j := range i {
+			d[i][j] = distance(all[i], all[j], scale)
+			d[j][i] = d[i][j]
+		}
+	}
+	return stratum{d: d, nx: len(x)}
+}
+
+// energy is the stratum's statistic with the labelling perm (the first nx
+// indices of perm are X).
+func (s stratum) energy(perm []int) float64 {
+	nx, n := s.nx, len(perm)
+	ny := n - nx
+	var xy, xx, yy float64
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			v := s.d[perm[a]][perm[b]]
+			switch {
+			case a < nx && b >= nx:
+				xy += v
+			case b < nx:
+				xx += v
+			default:
+				yy += v
+			}
+		}
+	}
+	e := xy / float64(nx*ny)
+	if nx > 1 {
+		e -= xx / float64(nx*(nx-1)/2) / 2
+	}
+	if ny > 1 {
+		e -= yy / float64(ny*(ny-1)/2) / 2
+	}
+	return e
+}
+
+// permutationTest returns the statistic and its p-value,
+// (1 + #{permutations with E >= observed}) / (1 + B).
+func permutationTest(strata []stratum, b int, rng *rand.Rand) (stat, p float64) {
+	perms := make([][]int, len(strata))
+	for i, s := range strata {
+		perms[i] = make([]int, len(s.d))
+		for j := range perms[i] {
+			perms[i][j] = j
+		}
+		stat += s.energy(perms[i])
+	}
+	tol := 1e-9 * (1 + math.Abs(stat))
+	ge := 0
+	for range b {
+		var t float64
+		for i, s := range strata {
+			rng.Shuffle(len(perms[i]), func(a, c int) { perms[i][a], perms[i][c] = perms[i][c], perms[i][a] })
+			t += s.energy(perms[i])
+		}
+		if t >= stat-tol {
+			ge++
+		}
+	}
+	return stat, float64(1+ge) / float64(1+b)
+}
