@@ -43,6 +43,7 @@ type exchange struct {
 	req *openai.Request
 
 	tenant *config.Tenant
+	probe  *canaryProbe // set for canary traffic
 	model  *model
 	policy *config.Policy
 	prompt *promptWork
@@ -66,35 +67,41 @@ func (p *promptWork) wait() *promptWork { <-p.done; return p }
 // proxy handles one OpenAI endpoint.
 func (g *Gateway) proxy(ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := g.now()
-		var endSpan func(*custody.Transaction)
-		if g.tracer != nil {
-			var ctx context.Context
-			ctx, endSpan = g.tracer.StartTransaction(r)
-			r = r.WithContext(ctx)
-		}
-		x := &exchange{g: g, ep: ep, w: w, r: r, tx: &custody.Transaction{
-			ID: custody.NewID(start), Time: start.UTC(), Endpoint: ep.name, Route: -1,
-			PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1,
-		}}
-		err := x.run()
-		if err != nil {
-			x.fail(err)
-		}
-		x.tx.Duration = g.now().Sub(start)
-		g.logTransaction(x.tx, err)
-		if g.observer != nil && x.recordable {
-			g.observer.Transaction(x.tx)
-		}
-		if endSpan != nil {
-			endSpan(x.tx)
-		}
+		g.serve(ep, w, r, nil)
 	})
+}
+
+// serve runs one exchange. A canary probe comes with its synthetic tenant
+// and the one route it probes; client traffic with neither.
+func (g *Gateway) serve(ep endpoint, w http.ResponseWriter, r *http.Request, probe *canaryProbe) {
+	start := g.now()
+	var endSpan func(*custody.Transaction)
+	if g.tracer != nil {
+		var ctx context.Context
+		ctx, endSpan = g.tracer.StartTransaction(r)
+		r = r.WithContext(ctx)
+	}
+	x := &exchange{g: g, ep: ep, w: w, r: r, probe: probe, tx: &custody.Transaction{
+		ID: custody.NewID(start), Time: start.UTC(), Endpoint: ep.name, Route: -1,
+		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil,
+	}}
+	err := x.run()
+	if err != nil {
+		x.fail(err)
+	}
+	x.tx.Duration = g.now().Sub(start)
+	g.logTransaction(x.tx, err)
+	if g.observer != nil && x.recordable {
+		g.observer.Transaction(x.tx)
+	}
+	if endSpan != nil {
+		endSpan(x.tx)
+	}
 }
 
 func (x *exchange) run() error {
 	g, tx := x.g, x.tx
-	t, err := g.keys.tenant(x.r)
+	t, err := x.authenticate()
 	if err != nil {
 		return err // not recorded: no tenant to charge it to
 	}
@@ -107,29 +114,9 @@ func (x *exchange) run() error {
 		return err
 	}
 	defer release()
-
-	// A slow client gets ReadTimeout for its whole body; the deadline is
-	// lifted before the answer, which may stream for minutes.
-	rc := http.NewResponseController(x.w)
-	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
+	body, err := x.readBody()
 	if err != nil {
-		// The connection is in an unknown state: answer and close it,
-		// without waiting for the rest of the body (the deadline stays).
-		x.w.Header().Set("Connection", "close")
-	} else {
-		rc.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return custody.Wrap(custody.CodeInvalidRequest, err, "the request body was not received in time")
-		}
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)
-		}
-		return custody.Wrap(custody.CodeInvalidRequest, err, "the request body could not be read")
+		return err
 	}
 	reqCommit := sha256.New()
 	reqCommit.Write(reqSalt[:])
@@ -170,9 +157,47 @@ func (x *exchange) run() error {
 	return x.forward()
 }
 
+// authenticate finds the caller's tenant (a canary brings its own).
+func (x *exchange) authenticate() (*config.Tenant, error) {
+	if x.probe != nil {
+		return x.probe.tenant, nil
+	}
+	return x.g.keys.tenant(x.r)
+}
+
+// readBody reads the request body, bounded in size and in time: a slow
+// client gets ReadTimeout for its whole body; the deadline is lifted
+// before the answer, which may stream for minutes.
+func (x *exchange) readBody() ([]byte, error) {
+	g := x.g
+	rc := http.NewResponseController(x.w)
+	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
+	if err == nil {
+		rc.SetReadDeadline(time.Time{})
+		return body, nil
+	}
+	// The connection is in an unknown state: answer and close it, without
+	// waiting for the rest of the body (the deadline stays).
+	x.w.Header().Set("Connection", "close")
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body was not received in time")
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)
+	}
+	return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body could not be read")
+}
+
 // choosePolicy applies the tenant's default policy or the one its
 // Custody-Use-Case header names.
 func (x *exchange) choosePolicy() error {
+	if x.probe != nil {
+		x.policy, x.tx.Policy = &canaryPolicy, canaryPolicy.Name
+		return nil
+	}
 	name := x.tenant.Policy
 	if uc := x.r.Header.Get("Custody-Use-Case"); uc != "" {
 		p, ok := x.tenant.UseCases[uc]

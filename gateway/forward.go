@@ -31,10 +31,18 @@ func (x *exchange) forward() error {
 	g.budget.Request(now)
 	var primaryErr, lastErr error
 	tried := 0
-	for _, rt := range x.model.routes {
-		pr := policy.Route{Provider: rt.cfg.Provider, Region: rt.prov.Region,
-			Quarantined: g.health != nil && g.health.Quarantined(x.model.cfg.Name, rt.index),
-			BreakerOpen: rt.client.Breaker().State(now) == upstream.StateOpen}
+	routes := x.model.routes
+	if x.probe != nil {
+		// A canary probes its one route, whatever its health: that is how
+		// a quarantined route is seen to recover.
+		routes = routes[x.probe.route : x.probe.route+1]
+	}
+	for _, rt := range routes {
+		pr := policy.Route{Provider: rt.cfg.Provider, Region: rt.prov.Region}
+		if x.probe == nil {
+			pr.Quarantined = g.health != nil && g.health.Quarantined(x.model.cfg.Name, rt.index)
+			pr.BreakerOpen = rt.client.Breaker().State(now) == upstream.StateOpen
+		}
 		if !policy.Eligible(x.policy, pr) {
 			continue
 		}
@@ -58,7 +66,7 @@ func (x *exchange) forward() error {
 		switch skip := policy.Healthy(pr); {
 		case skip == policy.SkipQuarantined:
 			err = custody.Errorf(custody.CodeRouteQuarantined, "route %s of model %s is quarantined by its canaries", rt.cfg.Provider, x.model.cfg.Name)
-		case !rt.client.Breaker().Allow(now):
+		case x.probe == nil && !rt.client.Breaker().Allow(now):
 			err = custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s is failing; its circuit breaker is open", rt.cfg.Provider)
 		default:
 			var done bool

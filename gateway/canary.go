@@ -1,0 +1,137 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/custody-gateway/custody/canary"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/upstream"
+)
+
+// canaryProbe marks an exchange as canary traffic: its synthetic tenant
+// and the one route it probes.
+type canaryProbe struct {
+	tenant *config.Tenant
+	route  int
+}
+
+// canaryPolicy governs canary traffic: one route, no fallback, strict
+// contamination. (Pinning is the route's accept list; identity is the
+// canary's own test.)
+var canaryPolicy = config.Policy{Name: "canary", Fallback: "deny", OnContamination: "reject"}
+
+// CanaryRoutes are the gateway's routes as canary targets: each probe runs
+// through custody's own pipeline on exactly that route, recorded in the
+// ledger as canary traffic.
+func (g *Gateway) CanaryRoutes() []canary.Route {
+	var out []canary.Route
+	for i := range g.cfg.Models {
+		m := g.models[g.cfg.Models[i].Name]
+		for _, rt := range m.routes {
+			out = append(out, canary.Route{Model: m.cfg.Name, Index: rt.index, Target: &canaryTarget{g: g, m: m, rt: rt}})
+		}
+	}
+	return out
+}
+
+// SetCanaries hooks the canary runner in: its quarantine decides route
+// health, and a path change triggers the route's probes. Call it before
+// serving.
+func (g *Gateway) SetCanaries(r *canary.Runner) {
+	g.health = r
+	g.onPath = r.Trigger
+}
+
+type canaryTarget struct {
+	g  *Gateway
+	m  *model
+	rt route
+}
+
+func (t *canaryTarget) Name() string              { return t.m.cfg.Name + "/" + t.rt.cfg.Provider }
+func (t *canaryTarget) Capacity() int             { return t.m.capacity }
+func (t *canaryTarget) Counter() tokenize.Counter { return t.m.counter }
+func (t *canaryTarget) tenant(id string) *config.Tenant {
+	if id == "" {
+		id = "custody-canary"
+	}
+	return &config.Tenant{ID: id, Policy: canaryPolicy.Name}
+}
+
+// Chat sends the probe through custody's checks on this route only.
+func (t *canaryTarget) Chat(ctx context.Context, req canary.ChatRequest) (canary.Result, error) {
+	body, err := req.Body(t.m.cfg.Name)
+	if err != nil {
+		return canary.Result{}, err
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return canary.Result{}, err
+	}
+	r.RemoteAddr = "canary"
+	w := &memoryWriter{header: http.Header{}}
+	t.g.serve(openaiChat, w, r, &canaryProbe{tenant: t.tenant(req.Tenant), route: t.rt.index})
+	res := canary.Result{Status: w.status, Body: w.body.Bytes()}
+	if w.header.Get("Custody-Verdict") == "rejected" {
+		res.Code = errorCode(res.Body)
+	}
+	return res, nil
+}
+
+// Direct sends the probe straight to the route's upstream, bypassing
+// custody (the oversize probe: what does the upstream do on its own?).
+func (t *canaryTarget) Direct(ctx context.Context, req canary.ChatRequest) (canary.Result, error) {
+	body, err := req.Body(t.rt.cfg.Model)
+	if err != nil {
+		return canary.Result{}, err
+	}
+	resp, err := t.rt.client.Do(ctx, upstream.Call{Path: openaiChat.path, Body: body, RequestID: "canary-direct"})
+	if err != nil {
+		return canary.Result{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return canary.Result{}, err
+	}
+	return canary.Result{Status: resp.StatusCode, Body: b}, nil
+}
+
+// errorCode reads the code of an OpenAI error body (or of the last error
+// event of a stream).
+func errorCode(body []byte) string {
+	i := bytes.LastIndex(body, []byte(`"code":"`))
+	if i < 0 {
+		return ""
+	}
+	rest := body[i+len(`"code":"`):]
+	if j := bytes.IndexByte(rest, '"'); j >= 0 {
+		return string(rest[:j])
+	}
+	return ""
+}
+
+// memoryWriter is the ResponseWriter of an in-process canary exchange.
+type memoryWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *memoryWriter) Header() http.Header { return w.header }
+func (w *memoryWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *memoryWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(b)
+}
+func (w *memoryWriter) Flush() {}
