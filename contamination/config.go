@@ -1,0 +1,66 @@
+package contamination
+
+import "time"
+
+// Config tunes a Detector. Every zero value means the documented default;
+// the defaults are the ones measured in corpus_test.go (0 false alarms over
+// the clean corpus, every 8-word leak caught).
+type Config struct {
+	// K is the k-gram length in words. Zero means 3.
+	K int
+	// Window is the winnowing window, in k-grams: of every Window
+	// consecutive k-grams of a prompt at least one is kept. Zero means 2.
+	// With K=3, Window=2 and MinRun=3, any 8 consecutive words copied from
+	// another prompt (6 k-grams) carry at least 3 of its fingerprints.
+	Window int
+	// MinRun is how many distinct fingerprints of one other request a
+	// response must carry in a run (misses between them at most Window)
+	// to be contaminated. Zero means 3.
+	MinRun int
+	// MaxPrompts is how many prompts are remembered; the oldest is forgotten
+	// first. Zero means 4096.
+	MaxPrompts int
+	// MaxSharedBy: a fingerprint remembered for more than MaxSharedBy
+	// requests is popular (boilerplate) and is ignored. Zero means 4; the
+	// largest allowed is 64.
+	MaxSharedBy int
+	// TTL is how long a prompt is remembered. Zero means 10 minutes.
+	TTL time.Duration
+	// MaxPrintsPerPrompt caps the fingerprints kept for one prompt. A longer
+	// prompt keeps evenly spaced contiguous blocks of its fingerprints, so a
+	// leak from it is caught with probability about the kept fraction.
+	// Zero means 16384 (about 24,000 words of prompt).
+	MaxPrintsPerPrompt int
+	// MaxPrints caps the fingerprints remembered in all; the oldest prompts
+	// are forgotten to make room. Zero means 1<<20 (see Detector for bytes).
+	MaxPrints int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+const maxSharedByLimit = 64
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.K, 3)
+	def(&c.Window, 2)
+	def(&c.MinRun, 3)
+	def(&c.MaxPrompts, 4096)
+	def(&c.MaxSharedBy, 4)
+	def(&c.MaxPrintsPerPrompt, 16384)
+	def(&c.MaxPrints, 1<<20)
+	if c.MaxSharedBy > maxSharedByLimit {
+		c.MaxSharedBy = maxSharedByLimit
+	}
+	if c.TTL <= 0 {
+		c.TTL = 10 * time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
