@@ -6,17 +6,24 @@ import "time"
 // the defaults are the ones measured in corpus_test.go (0 false alarms over
 // the clean corpus, every 8-word leak caught).
 type Config struct {
-	// K is the k-gram length in words. Zero means 3.
+	// K is the k-gram length in words. Zero means 4.
 	K int
 	// Window is the winnowing window, in k-grams: of every Window
 	// consecutive k-grams of a prompt at least one is kept. Zero means 2.
-	// With K=3, Window=2 and MinRun=3, any 8 consecutive words copied from
-	// another prompt (6 k-grams) carry at least 3 of its fingerprints.
+	// With K=4, Window=2 and MinRun=3, any 9 consecutive words copied from
+	// another prompt (6 k-grams) carry at least 3 of its fingerprints, and
+	// 8 words do with probability about 0.9 (unless some are popular or
+	// common, which is what those are for).
 	Window int
 	// MinRun is how many distinct fingerprints of one other request a
 	// response must carry in a run (misses between them at most Window)
 	// to be contaminated. Zero means 3.
 	MinRun int
+	// MinWords is how many words of the response the run must cover, from
+	// its first fingerprint's first word to its last one's last word: a few
+	// common words that happen to meet a stock phrase make a short dense
+	// run, a copied sentence a long one. Zero means K+MinRun (7).
+	MinWords int
 	// MaxPrompts is how many prompts are remembered; the oldest is forgotten
 	// first. Zero means 4096.
 	MaxPrompts int
@@ -34,6 +41,19 @@ type Config struct {
 	// MaxPrints caps the fingerprints remembered in all; the oldest prompts
 	// are forgotten to make room. Zero means 1<<20 (see Detector for bytes).
 	MaxPrints int
+	// CommonAfter: a k-gram that earlier responses carried (outside their
+	// own prompts) at least CommonAfter times is a generic phrase of the
+	// model and is ignored, like a popular fingerprint. Zero means 3; a
+	// negative value turns this off. The same leaked text is therefore
+	// reported for the first CommonAfter responses that carry it, then no
+	// more: a leak is caught the first times, not every time.
+	CommonAfter int
+	// Warmup is how many responses the Detector learns from (see
+	// CommonAfter) before it reports fingerprint findings: until then it
+	// cannot tell the model's stock phrases from another request's data.
+	// Secrets are reported from the first response. Zero means 256; a
+	// negative value means none.
+	Warmup int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -46,13 +66,20 @@ func (c Config) withDefaults() Config {
 			*v = d
 		}
 	}
-	def(&c.K, 3)
+	def(&c.K, 4)
 	def(&c.Window, 2)
 	def(&c.MinRun, 3)
+	def(&c.MinWords, c.K+c.MinRun)
 	def(&c.MaxPrompts, 4096)
 	def(&c.MaxSharedBy, 4)
 	def(&c.MaxPrintsPerPrompt, 16384)
 	def(&c.MaxPrints, 1<<20)
+	if c.Warmup == 0 {
+		c.Warmup = 256
+	}
+	if c.CommonAfter == 0 {
+		c.CommonAfter = 3
+	}
 	if c.MaxSharedBy > maxSharedByLimit {
 		c.MaxSharedBy = maxSharedByLimit
 	}

@@ -31,6 +31,8 @@ type Detector struct {
 	total int                 // fingerprints held by live slots
 	seq   uint64              // last sequence number given
 
+	common *common // generic phrases of responses; nil when CommonAfter < 0
+
 	secretMu sync.Mutex // serialises secret changes
 	secrets  map[string]secretEntry
 	ac       atomic.Pointer[automaton]
@@ -61,6 +63,9 @@ func New(cfg Config) *Detector {
 		more:    make(map[uint64][]uint32),
 		slots:   make([]slot, cfg.MaxPrompts),
 		secrets: make(map[string]secretEntry),
+	}
+	if cfg.CommonAfter > 0 {
+		d.common = newCommon()
 	}
 	d.ac.Store(buildAutomaton(nil))
 	return d

@@ -55,9 +55,14 @@ type Scanner struct {
 
 	// The current run: the sources every fingerprint of it belongs to, its
 	// distinct fingerprints, and the misses since its last fingerprint.
-	run    []source
-	runFps []uint64
-	misses int
+	run      []source
+	runFps   []uint64
+	misses   int
+	pos      int // k-grams of the response so far
+	runStart int // position of the run's first hit
+
+	seen    []uint64 // k-grams outside the own prompt, for d.common at Close
+	noLearn bool     // tests: measure without teaching d.common
 
 	words []uint64 // scratch, reused by every Write
 	out   []byte
@@ -157,6 +162,10 @@ func (s *Scanner) Close() error {
 		s.norm.finish(&s.words, &s.out)
 		s.scan()
 	}
+	if s.d.common != nil && !s.noLearn {
+		slices.Sort(s.seen)
+		s.d.common.learn(slices.Compact(s.seen))
+	}
 	s.closed = true
 	return nil
 }
@@ -168,7 +177,7 @@ func (s *Scanner) Finding() (Finding, bool) {
 
 func (s *Scanner) scan() {
 	s.scanSecrets()
-	if !s.found && len(s.words) > 0 {
+	if !s.secret && len(s.words) > 0 {
 		s.scanWords()
 	}
 }
@@ -199,6 +208,10 @@ func (s *Scanner) scanWords() {
 	d := s.d
 	k := d.cfg.K
 	now := d.cfg.Now()
+	if d.common != nil {
+		d.common.mu.RLock()
+		defer d.common.mu.RUnlock()
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	for _, w := range s.words {
@@ -211,16 +224,25 @@ func (s *Scanner) scanWords() {
 		if len(s.ring) < k {
 			continue
 		}
-		if s.step(gram(s.ring), now) {
-			return
+		g := gram(s.ring)
+		s.pos++
+		if s.own.has(g) {
+			continue // neutral, and not a phrase the model said unprompted
+		}
+		if d.common != nil && len(s.seen) < maxLearn {
+			s.seen = append(s.seen, g)
+		}
+		if !s.found {
+			s.step(g, now)
 		}
 	}
 }
 
-// step processes one k-gram of the response and reports a finding. Callers
-// hold d.mu for reading.
+// step processes one k-gram of the response that the own prompt does not
+// hold. Callers hold d.mu (and d.common.mu) for reading.
 //
-// The run rule: a fingerprint of the own prompt or a popular one is neutral;
+// The run rule: a k-gram of the own prompt, a popular fingerprint or a
+// common phrase is neutral;
 // a k-gram remembered for no other live request is a miss; a fingerprint of
 // other requests is a hit. A hit extends the current run when the run has
 // had at most Window misses since its last hit and shares a source with it
@@ -230,7 +252,7 @@ func (s *Scanner) scanWords() {
 // apart.
 func (s *Scanner) step(g uint64, now time.Time) bool {
 	d := s.d
-	if s.own.has(g) {
+	if d.common != nil && d.common.countLocked(g) >= d.cfg.CommonAfter {
 		return false
 	}
 	var found, popular bool
@@ -261,6 +283,7 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 	}
 	s.run = append(s.run[:0], s.cand...)
 	s.runFps = append(s.runFps[:0], g)
+	s.runStart = s.pos
 	s.misses = 0
 	return s.check()
 }
@@ -272,10 +295,14 @@ func (s *Scanner) miss() {
 	}
 }
 
-// check raises the finding once the run is long enough, naming its most
-// recent source still remembered.
+// check raises the finding once the run is long enough and the Detector
+// warm, naming the run's most recent source still remembered. Callers hold
+// d.mu and d.common.mu for reading.
 func (s *Scanner) check() bool {
-	if len(s.runFps) < s.d.cfg.MinRun {
+	if len(s.runFps) < s.d.cfg.MinRun || s.pos-s.runStart+s.d.cfg.K < s.d.cfg.MinWords {
+		return false
+	}
+	if c := s.d.common; c != nil && !c.warmLocked(s.d.cfg.Warmup) {
 		return false
 	}
 	f := Finding{Kind: KindFingerprint, Run: len(s.runFps)}
@@ -290,6 +317,9 @@ func (s *Scanner) check() bool {
 	s.finding, s.found = f, true
 	return true
 }
+
+// maxLearn caps the k-grams one response teaches the generic-phrase sketch.
+const maxLearn = 4096
 
 // Scan checks a whole response; it is NewScanner, Write, Close and Finding.
 func (d *Detector) Scan(requestID string, own *Prints, ownPrompt, response string) (Finding, bool) {

@@ -71,7 +71,7 @@ func scanCases() []scanCase {
 		{name: "own secret exempt", prompts: map[string]string{"b": promptB}, id: "c", prompt: "Remember " + secretX, secrets: []string{secretX},
 			response: "I will remember " + secretX + "."},
 		{name: "other secret caught with own exempt", prompts: nil, id: "c", prompt: "Remember " + secretX,
-			secrets: []string{secretX, "tenant-zz-91b0c7d2e6f4"},
+			secrets:  []string{secretX, "tenant-zz-91b0c7d2e6f4"},
 			response: secretX + " and tenant zz 91b0c7d2e6f4", want: KindSecret},
 		{name: "secret wins over fingerprint", prompts: map[string]string{"a": promptA}, id: "b", prompt: promptB, secrets: []string{secretX},
 			response: leakA + " " + secretX, want: KindSecret},
@@ -129,7 +129,7 @@ func checkFinding(t *testing.T, c scanCase, f Finding, ok bool) {
 func TestScan(t *testing.T) {
 	for _, c := range scanCases() {
 		t.Run(c.name, func(t *testing.T) {
-			d := setup(t, c, Config{})
+			d := setup(t, c, Config{Warmup: -1})
 			f, ok := d.Scan(c.id, d.Fingerprint(c.prompt), c.prompt, c.response)
 			checkFinding(t, c, f, ok)
 		})
@@ -141,10 +141,11 @@ func TestScan(t *testing.T) {
 func TestScanChunked(t *testing.T) {
 	for _, c := range scanCases() {
 		t.Run(c.name, func(t *testing.T) {
-			d := setup(t, c, Config{})
+			d := setup(t, c, Config{Warmup: -1})
 			own := d.Fingerprint(c.prompt)
 			for cut := 0; cut <= len(c.response); cut++ {
 				s := d.NewScanner(c.id, own, c.prompt)
+				s.noLearn = true // the same response, scanned again and again
 				s.Write([]byte(c.response[:cut]))
 				s.Write([]byte(c.response[cut:]))
 				s.Close()
@@ -152,6 +153,7 @@ func TestScanChunked(t *testing.T) {
 				checkFinding(t, c, f, ok)
 			}
 			s := d.NewScanner(c.id, own, c.prompt)
+			s.noLearn = true
 			for i := range len(c.response) {
 				s.Write([]byte{c.response[i]})
 			}
@@ -163,7 +165,7 @@ func TestScanChunked(t *testing.T) {
 }
 
 func TestFindingBeforeClose(t *testing.T) {
-	d := New(Config{})
+	d := New(Config{Warmup: -1})
 	d.Remember("a", "t", d.Fingerprint(promptA))
 	d.AddSecret(secretX, "x")
 	s := d.NewScanner("b", nil, "")
@@ -186,7 +188,7 @@ func TestFindingBeforeClose(t *testing.T) {
 }
 
 func TestRemoveSecret(t *testing.T) {
-	d := New(Config{})
+	d := New(Config{Warmup: -1})
 	d.AddSecret(secretX, "x")
 	d.AddSecret("second-secret-0a1b2c3d4e", "y")
 	started := d.NewScanner("r", nil, "")
@@ -209,14 +211,16 @@ func TestRemoveSecret(t *testing.T) {
 
 func TestEviction(t *testing.T) {
 	leak := func(i int) string {
-		return fmt.Sprintf("zeta%d omicron%d lambda%d sigma%d kappa%d theta%d rho%d tau%d", i, i, i, i, i, i, i, i)
+		return fmt.Sprintf("zeta%d omicron%d lambda%d sigma%d kappa%d theta%d rho%d tau%d phi%d psi%d", i, i, i, i, i, i, i, i, i, i)
 	}
+	// The same leak is scanned repeatedly: CommonAfter is off so that the
+	// generic-phrase sketch does not learn it.
 	caught := func(d *Detector, i int) bool {
 		_, ok := d.Scan("scanner", nil, "", "text "+leak(i)+" text")
 		return ok
 	}
 	t.Run("by count", func(t *testing.T) {
-		d := New(Config{MaxPrompts: 2})
+		d := New(Config{Warmup: -1, CommonAfter: -1, MaxPrompts: 2})
 		for i := range 3 {
 			d.Remember(fmt.Sprint(i), "t", d.Fingerprint(leak(i)))
 		}
@@ -228,9 +232,9 @@ func TestEviction(t *testing.T) {
 		}
 	})
 	t.Run("by total prints", func(t *testing.T) {
-		// 8 words make 6 k-grams, of which winnowing keeps 3 to 6: three
+		// 10 words make 7 k-grams, of which winnowing keeps 3 to 7: three
 		// prompts never fit in 8 fingerprints.
-		d := New(Config{MaxPrints: 8})
+		d := New(Config{Warmup: -1, CommonAfter: -1, MaxPrints: 8})
 		for i := range 3 {
 			d.Remember(fmt.Sprint(i), "t", d.Fingerprint(leak(i)))
 			if _, p := d.Remembered(); p > 8 {
@@ -244,7 +248,7 @@ func TestEviction(t *testing.T) {
 	})
 	t.Run("by TTL", func(t *testing.T) {
 		c := &clock{t: time.Unix(1e9, 0)}
-		d := New(Config{TTL: time.Minute, Now: c.now})
+		d := New(Config{Warmup: -1, CommonAfter: -1, TTL: time.Minute, Now: c.now})
 		d.Remember("0", "t", d.Fingerprint(leak(0)))
 		c.add(40 * time.Second)
 		d.Remember("1", "t", d.Fingerprint(leak(1)))
@@ -274,8 +278,8 @@ func TestEviction(t *testing.T) {
 // prompts as they come and go: the popular ones become attributable again
 // once enough of their holders are forgotten.
 func TestSharedSources(t *testing.T) {
-	shared := "alpha bravo charlie delta echo foxtrot golf hotel"
-	d := New(Config{MaxPrompts: 6, MaxSharedBy: 2})
+	shared := "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo"
+	d := New(Config{Warmup: -1, CommonAfter: -1, MaxPrompts: 6, MaxSharedBy: 2})
 	for i := range 6 {
 		d.Remember(fmt.Sprint(i), "t", d.Fingerprint(shared+fmt.Sprintf(" unique%d", i)))
 	}
@@ -302,7 +306,7 @@ func TestSharedSources(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	d := New(Config{MaxPrompts: 1024}) // more than all requests: none forgotten
+	d := New(Config{Warmup: -1, MaxPrompts: 1024}) // more than all requests: none forgotten
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -310,7 +314,7 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				id := fmt.Sprintf("g%d-%d", g, i)
-				p := fmt.Sprintf("goroutine %d request %d asks about item%d and item%d", g, i, i, g)
+				p := concPrompt(g, i)
 				own := d.Fingerprint(p)
 				d.Remember(id, "t", own)
 				if i%50 == 0 {
@@ -323,8 +327,7 @@ func TestConcurrent(t *testing.T) {
 					t.Errorf("%s: own echo flagged", id)
 				}
 				if i > 0 {
-					prev := fmt.Sprintf("goroutine %d request %d asks about item%d and item%d", g, i-1, i-1, g)
-					if _, ok := d.Scan(id, own, p, prev); !ok {
+					if _, ok := d.Scan(id, own, p, concPrompt(g, i-1)); !ok {
 						t.Errorf("%s: previous prompt not caught", id)
 					}
 				}
@@ -340,4 +343,8 @@ func TestConcurrent(t *testing.T) {
 		}
 	}()
 	wg.Wait()
+}
+
+func concPrompt(g, i int) string {
+	return fmt.Sprintf("worker%d job%d wants alpha%d_%d beta%d_%d gamma%d_%d delta%d_%d", g, i, g, i, g, i, g, i, g, i)
 }

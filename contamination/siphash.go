@@ -26,28 +26,27 @@ func (s *sip) reset(k0, k1 uint64) {
 	s.tail, s.n = 0, 0
 }
 
-func (s *sip) round() {
-	s.v0 += s.v1
-	s.v1 = bits.RotateLeft64(s.v1, 13)
-	s.v1 ^= s.v0
-	s.v0 = bits.RotateLeft64(s.v0, 32)
-	s.v2 += s.v3
-	s.v3 = bits.RotateLeft64(s.v3, 16)
-	s.v3 ^= s.v2
-	s.v0 += s.v3
-	s.v3 = bits.RotateLeft64(s.v3, 21)
-	s.v3 ^= s.v0
-	s.v2 += s.v1
-	s.v1 = bits.RotateLeft64(s.v1, 17)
-	s.v1 ^= s.v2
-	s.v2 = bits.RotateLeft64(s.v2, 32)
+// sipRound is one SipRound, on values so that it inlines and the state
+// stays in registers.
+func sipRound(v0, v1, v2, v3 uint64) (uint64, uint64, uint64, uint64) {
+	v0 += v1
+	v1 = bits.RotateLeft64(v1, 13) ^ v0
+	v0 = bits.RotateLeft64(v0, 32)
+	v2 += v3
+	v3 = bits.RotateLeft64(v3, 16) ^ v2
+	v0 += v3
+	v3 = bits.RotateLeft64(v3, 21) ^ v0
+	v2 += v1
+	v1 = bits.RotateLeft64(v1, 17) ^ v2
+	v2 = bits.RotateLeft64(v2, 32)
+	return v0, v1, v2, v3
 }
 
 func (s *sip) compress(m uint64) {
-	s.v3 ^= m
-	s.round()
-	s.round()
-	s.v0 ^= m
+	v0, v1, v2, v3 := s.v0, s.v1, s.v2, s.v3^m
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	s.v0, s.v1, s.v2, s.v3 = v0^m, v1, v2, v3
 }
 
 func (s *sip) writeByte(b byte) {
@@ -61,14 +60,17 @@ func (s *sip) writeByte(b byte) {
 
 // sum returns the hash of the bytes written so far without changing s.
 func (s *sip) sum() uint64 {
-	t := *s
-	t.compress(t.tail | t.n<<56)
-	t.v2 ^= 0xff
-	t.round()
-	t.round()
-	t.round()
-	t.round()
-	return t.v0 ^ t.v1 ^ t.v2 ^ t.v3
+	m := s.tail | s.n<<56
+	v0, v1, v2, v3 := s.v0, s.v1, s.v2, s.v3^m
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0 ^= m
+	v2 ^= 0xff
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	v0, v1, v2, v3 = sipRound(v0, v1, v2, v3)
+	return v0 ^ v1 ^ v2 ^ v3
 }
 
 // sipSum hashes b in one call; it exists for tests and key derivation.
