@@ -120,11 +120,16 @@ func TestCorpusDefaults(t *testing.T) {
 	if r.alarms > 2 {
 		t.Errorf("%d false alarms over %d clean responses", r.alarms, r.responses)
 	}
-	if rate := float64(r.caught[8]) / float64(r.leaks[8]); rate < 0.8 {
-		t.Errorf("8-word leaks caught at %.4f, want >= 0.8", rate)
+	// Observed over 3 x 12,000: 0.80 and 0.95; the short run starts colder.
+	want8, want12 := 0.78, 0.92
+	if testing.Short() {
+		want8, want12 = 0.7, 0.85
 	}
-	if rate := float64(r.caught[12]) / float64(r.leaks[12]); rate < 0.9 {
-		t.Errorf("12-word leaks caught at %.4f, want >= 0.9", rate)
+	if rate := float64(r.caught[8]) / float64(r.leaks[8]); rate < want8 {
+		t.Errorf("8-word leaks caught at %.4f, want >= %.2f", rate, want8)
+	}
+	if rate := float64(r.caught[12]) / float64(r.leaks[12]); rate < want12 {
+		t.Errorf("12-word leaks caught at %.4f, want >= %.2f", rate, want12)
 	}
 }
 
