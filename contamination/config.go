@@ -28,7 +28,7 @@ type Config struct {
 	// first. Zero means 4096.
 	MaxPrompts int
 	// MaxSharedBy: a fingerprint remembered for more than MaxSharedBy
-	// requests is popular (boilerplate) and is ignored. Zero means 4; the
+	// requests is popular (boilerplate) and is ignored. Zero means 16; the
 	// largest allowed is 64.
 	MaxSharedBy int
 	// TTL is how long a prompt is remembered. Zero means 10 minutes.
@@ -71,7 +71,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MinRun, 3)
 	def(&c.MinWords, c.K+c.MinRun)
 	def(&c.MaxPrompts, 4096)
-	def(&c.MaxSharedBy, 4)
+	def(&c.MaxSharedBy, 16)
 	def(&c.MaxPrintsPerPrompt, 16384)
 	def(&c.MaxPrints, 1<<20)
 	if c.Warmup == 0 {

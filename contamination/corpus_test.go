@@ -140,13 +140,13 @@ func TestCorpusGrid(t *testing.T) {
 		t.Skip("set CONTAMINATION_GRID=1 to run")
 	}
 	for _, cfg := range []Config{
-		{}, // the defaults: K=4 W=2 R=3 MinWords=7 M=4 T=3
+		{}, // the defaults: K=4 W=2 R=3 MinWords=7 M=16 T=3
 		{MinWords: 1},
+		{MaxSharedBy: 4},
 		{K: 3, MinWords: 1},
 		{K: 3},
 		{MinRun: 4},
 		{CommonAfter: -1, Warmup: -1},
-		{MaxSharedBy: 16},
 		{Window: 3},
 	} {
 		for _, tail := range []float64{0, 0.25} {

@@ -39,26 +39,24 @@ func newNormalizer(k0, k1 uint64) normalizer {
 // feed normalises p, appending the hash of every word that ends inside p to
 // words and, when out is not nil, the normalised bytes to out.
 func (n *normalizer) feed(p []byte, words *[]uint64, out *[]byte) {
+	// Finish a sequence split by the previous chunk, one byte at a time, as
+	// the loop below would have decoded it: an invalid sequence decodes one
+	// byte at a time, and the bytes after it start the next sequence.
+	for n.npend > 0 {
+		for n.npend > 0 && utf8.FullRune(n.pend[:n.npend]) {
+			r, size := utf8.DecodeRune(n.pend[:n.npend])
+			n.rune(r, words, out)
+			n.npend = copy(n.pend[:], n.pend[size:n.npend])
+		}
+		if n.npend == 0 || len(p) == 0 {
+			break
+		}
+		n.pend[n.npend] = p[0]
+		n.npend++
+		p = p[1:]
+	}
 	if n.npend > 0 {
-		for len(p) > 0 && n.npend < len(n.pend) && !utf8.FullRune(n.pend[:n.npend]) {
-			n.pend[n.npend] = p[0]
-			n.npend++
-			p = p[1:]
-		}
-		if !utf8.FullRune(n.pend[:n.npend]) {
-			return // still incomplete, and p is used up
-		}
-		r, size := utf8.DecodeRune(n.pend[:n.npend])
-		// An invalid sequence decodes one byte at a time: the bytes after
-		// the first go back to the front of the input.
-		rest := n.npend - size
-		var back [4]byte
-		copy(back[:], n.pend[size:n.npend])
-		n.npend = 0
-		n.rune(r, words, out)
-		if rest > 0 {
-			n.feed(back[:rest], words, out)
-		}
+		return // p is used up and the sequence is still incomplete
 	}
 	for i := 0; i < len(p); {
 		c := p[i]

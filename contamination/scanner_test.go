@@ -45,7 +45,7 @@ type scanCase struct {
 func scanCases() []scanCase {
 	popular := "Answer in a formal tone and cite every source you rely on when replying."
 	popPrompts := map[string]string{}
-	for i := range 5 { // MaxSharedBy (4) + 1 prompts share the boilerplate
+	for i := range 5 { // MaxSharedBy (4 in these tests) + 1 prompts share the boilerplate
 		popPrompts[fmt.Sprintf("p%d", i)] = popular + fmt.Sprintf(" Topic %d: %s", i, strings.Repeat(fmt.Sprintf("w%dx ", i), 3))
 	}
 	onePrompt := map[string]string{"p0": popular + " Topic zero."}
@@ -129,7 +129,7 @@ func checkFinding(t *testing.T, c scanCase, f Finding, ok bool) {
 func TestScan(t *testing.T) {
 	for _, c := range scanCases() {
 		t.Run(c.name, func(t *testing.T) {
-			d := setup(t, c, Config{Warmup: -1})
+			d := setup(t, c, Config{Warmup: -1, MaxSharedBy: 4})
 			f, ok := d.Scan(c.id, d.Fingerprint(c.prompt), c.prompt, c.response)
 			checkFinding(t, c, f, ok)
 		})
@@ -141,7 +141,7 @@ func TestScan(t *testing.T) {
 func TestScanChunked(t *testing.T) {
 	for _, c := range scanCases() {
 		t.Run(c.name, func(t *testing.T) {
-			d := setup(t, c, Config{Warmup: -1})
+			d := setup(t, c, Config{Warmup: -1, MaxSharedBy: 4})
 			own := d.Fingerprint(c.prompt)
 			for cut := 0; cut <= len(c.response); cut++ {
 				s := d.NewScanner(c.id, own, c.prompt)
