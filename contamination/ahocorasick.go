@@ -8,7 +8,11 @@ package contamination
 type automaton struct {
 	class  [256]uint16
 	nclass int
-	delta  []int32 // delta[state*nclass+class] = next state
+	delta  []int32 // delta[state*nclass+class] = next state; only while building
+	// next is delta as the scan loop wants it: indexed by an encoded state
+	// (its row offset state*nclass, shifted left by one, with the low bit
+	// set when a pattern ends there), it holds the next encoded state.
+	next   []uint32
 	out    []int32 // out[state] = pattern ending at state, or -1
 	dict   []int32 // dict[state] = nearest proper suffix state with out >= 0, or -1
 	labels []string
@@ -89,7 +93,25 @@ func buildAutomaton(patterns []pattern) *automaton {
 			queue = append(queue, n)
 		}
 	}
+	a.next = make([]uint32, len(a.delta))
+	for i, t := range a.delta {
+		a.next[i] = uint32(int(t)*a.nclass) << 1
+		if a.matches(t) {
+			a.next[i] |= 1
+		}
+	}
+	a.delta = nil
 	return a
+}
+
+// step moves the encoded state v over byte b.
+func (a *automaton) step(v uint32, b byte) uint32 {
+	return a.next[v>>1+uint32(a.class[b])]
+}
+
+// state decodes an encoded state.
+func (a *automaton) state(v uint32) int32 {
+	return int32(v >> 1 / uint32(a.nclass))
 }
 
 // pattern is one normalised secret and its label.

@@ -28,6 +28,7 @@ type normalizer struct {
 	afterWord bool    // the last normalised byte was part of a word
 	pend      [4]byte // start of a UTF-8 sequence split by a chunk boundary
 	npend     int
+	noHash    bool // only the normalised bytes are wanted (secrets)
 }
 
 func newNormalizer(k0, k1 uint64) normalizer {
@@ -113,7 +114,9 @@ func (n *normalizer) wordRune(r rune, out *[]byte) {
 }
 
 func (n *normalizer) wordByte(c byte, out *[]byte) {
-	n.h.writeByte(c)
+	if !n.noHash {
+		n.h.writeByte(c)
+	}
 	n.inWord, n.afterWord = true, true
 	if out != nil {
 		*out = append(*out, c)
@@ -143,6 +146,7 @@ func (n *normalizer) endWord(words *[]uint64) {
 // as secrets are matched.
 func normalizeString(s string) []byte {
 	n := newNormalizer(0, 0)
+	n.noHash = true
 	var words []uint64
 	out := make([]byte, 0, len(s))
 	n.feed([]byte(s), &words, &out)

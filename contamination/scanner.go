@@ -47,7 +47,7 @@ type Scanner struct {
 	id     string
 	own    *Prints
 	ac     *automaton // the secrets as they were at NewScanner
-	state  int32      // automaton state
+	state  uint32     // encoded automaton state (automaton.next)
 	exempt []int32    // patterns the own prompt contains
 	norm   normalizer
 	ring   []uint64 // the last K word hashes, oldest first
@@ -85,6 +85,12 @@ func (d *Detector) NewScanner(requestID string, own *Prints, ownPrompt string) *
 		ac:   d.ac.Load(),
 		norm: newNormalizer(d.k0, d.k1),
 		ring: make([]uint64, 0, d.cfg.K),
+		// Scratch sized for typical deltas; they grow if a chunk is larger.
+		words: make([]uint64, 0, 64),
+		out:   make([]byte, 0, 512),
+	}
+	if d.common != nil {
+		s.seen = make([]uint64, 0, 256)
 	}
 	if len(s.ac.labels) > 0 && ownPrompt != "" {
 		s.exempt = s.ac.all(ownPrompt)
@@ -96,17 +102,18 @@ func (d *Detector) NewScanner(requestID string, own *Prints, ownPrompt string) *
 func (a *automaton) all(text string) []int32 {
 	var found []int32
 	n := newNormalizer(0, 0)
+	n.noHash = true
 	var words []uint64
 	var buf [4096]byte
 	out := make([]byte, 0, 2*len(buf))
-	st := int32(0)
+	st := uint32(0)
 	scan := func() {
 		for _, b := range out {
-			st = a.delta[int(st)*a.nclass+int(a.class[b])]
-			if !a.matches(st) {
+			st = a.step(st, b)
+			if st&1 == 0 {
 				continue
 			}
-			for t := st; t >= 0; t = a.dict[t] {
+			for t := a.state(st); t >= 0; t = a.dict[t] {
 				if id := a.out[t]; id >= 0 && !slices.Contains(found, id) {
 					found = append(found, id)
 				}
@@ -189,11 +196,11 @@ func (s *Scanner) scanSecrets() {
 	}
 	st := s.state
 	for _, b := range s.out {
-		st = a.delta[int(st)*a.nclass+int(a.class[b])]
-		if !a.matches(st) {
+		st = a.step(st, b)
+		if st&1 == 0 {
 			continue
 		}
-		for t := st; t >= 0; t = a.dict[t] {
+		for t := a.state(st); t >= 0; t = a.dict[t] {
 			if id := a.out[t]; id >= 0 && !slices.Contains(s.exempt, id) {
 				s.finding = Finding{Kind: KindSecret, SecretLabel: a.labels[id]}
 				s.found, s.secret = true, true
