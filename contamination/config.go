@@ -3,17 +3,17 @@ package contamination
 import "time"
 
 // Config tunes a Detector. Every zero value means the documented default;
-// the defaults are the ones measured in corpus_test.go (0 false alarms over
-// the clean corpus, every 8-word leak caught).
+// the defaults are the ones measured in corpus_test.go (0 or 1 false alarm
+// over 36,000 clean exchanges; about 80% of 8-word and 95% of 12-word leaks
+// caught).
 type Config struct {
 	// K is the k-gram length in words. Zero means 4.
 	K int
 	// Window is the winnowing window, in k-grams: of every Window
 	// consecutive k-grams of a prompt at least one is kept. Zero means 2.
 	// With K=4, Window=2 and MinRun=3, any 9 consecutive words copied from
-	// another prompt (6 k-grams) carry at least 3 of its fingerprints, and
-	// 8 words do with probability about 0.9 (unless some are popular or
-	// common, which is what those are for).
+	// another prompt (6 k-grams) carry at least 3 of its fingerprints
+	// (fewer if some of them are popular or common phrases).
 	Window int
 	// MinRun is how many distinct fingerprints of one other request a
 	// response must carry in a run (misses between them at most Window)
@@ -52,7 +52,7 @@ type Config struct {
 	// CommonAfter) before it reports fingerprint findings: until then it
 	// cannot tell the model's stock phrases from another request's data.
 	// Secrets are reported from the first response. Zero means 256; a
-	// negative value means none.
+	// negative value means none. With CommonAfter off there is no warm-up.
 	Warmup int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

@@ -12,12 +12,14 @@ import (
 // canary secrets, and makes Scanners that look for both in responses. It is
 // safe for concurrent use.
 //
-// Memory: a remembered prompt costs its slot (about 100 bytes plus its
-// request id and tenant) and, per kept fingerprint, 8 bytes in the slot plus
-// one entry of the fingerprint map (about 24 bytes with its share of empty
-// buckets; BenchmarkRemember reports the measured bytes per fingerprint).
-// At the defaults a prompt of n words keeps about 2n/3 fingerprints, at most
-// MaxPrintsPerPrompt, and all prompts together at most MaxPrints.
+// Memory: a remembered prompt costs its slot (about 80 bytes plus its request
+// id and tenant) and about 26 bytes per kept fingerprint (8 in the slot, the
+// rest its entry in the fingerprint map; BenchmarkMemory measures it). A
+// prompt of n words keeps about 2n/3 fingerprints, at most
+// MaxPrintsPerPrompt, and all prompts together at most MaxPrints: at the
+// defaults at most about 27 MiB for fingerprints, 256 KiB for the stock-
+// phrase sketch, and MaxPrompts slots. The corpus of corpus_test.go (prompts
+// of about 60 words) costs about 1 KB per remembered prompt.
 type Detector struct {
 	cfg    Config
 	k0, k1 uint64 // SipHash key, from crypto/rand; never leaves the process
