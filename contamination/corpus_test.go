@@ -49,14 +49,18 @@ func runCorpus(t testing.TB, cfg Config, seed uint64, tail float64, n int, leakL
 		}
 		j := i - 1 - c.r.IntN(back)
 		for _, l := range leakLens {
-			if len(strings.Fields(bodies[j])) < l {
+			if len(strings.Fields(bodies[j])) < abs(l) {
 				continue // a span of l words of the user's data only
 			}
 			cut := len(resp) / 2
 			for cut < len(resp) && resp[cut] != ' ' && resp[cut] != '\n' {
 				cut++
 			}
-			leaky := resp[:cut] + " " + c.span(bodies[j], l) + " " + resp[cut:]
+			span := c.span(bodies[j], abs(l))
+			if l < 0 {
+				span = c.simStyle(span)
+			}
+			leaky := resp[:cut] + " " + span + " " + resp[cut:]
 			res.leaks[l]++
 			// A probe, not traffic: it must not teach the generic-phrase
 			// sketch what the next probe looks for.
@@ -92,9 +96,13 @@ func (r corpusResult) add(o corpusResult) corpusResult {
 func (r corpusResult) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "false alarms %d/%d", r.alarms, r.responses)
-	for _, l := range []int{5, 6, 8, 12, 16} {
+	for _, l := range []int{5, 6, 8, 12, 16, -16} {
 		if r.leaks[l] > 0 {
-			fmt.Fprintf(&b, "; %d words caught %.4f (named %.4f)", l,
+			style := ""
+			if l < 0 {
+				style = " sim-style"
+			}
+			fmt.Fprintf(&b, "; %d words%s caught %.4f (named %.4f)", abs(l), style,
 				float64(r.caught[l])/float64(r.leaks[l]), float64(r.attributed[l])/float64(r.leaks[l]))
 		}
 	}
@@ -110,7 +118,7 @@ func TestCorpusDefaults(t *testing.T) {
 	}
 	var r corpusResult
 	for seed := range uint64(3) {
-		one := runCorpus(t, Config{}, seed, 0.25, n, []int{5, 8, 12})
+		one := runCorpus(t, Config{}, seed, 0.25, n, []int{5, 8, 12, -16})
 		t.Logf("seed %d: %v", seed, one)
 		r = r.add(one)
 	}
@@ -143,7 +151,6 @@ func TestCorpusGrid(t *testing.T) {
 		{}, // the defaults: K=4 W=2 R=3 MinWords=7 M=16 T=3
 		{MinWords: 1},
 		{MaxSharedBy: 4},
-		{K: 3, MinWords: 1},
 		{K: 3},
 		{MinRun: 4},
 		{CommonAfter: -1, Warmup: -1},
@@ -152,7 +159,7 @@ func TestCorpusGrid(t *testing.T) {
 		for _, tail := range []float64{0, 0.25} {
 			var r corpusResult
 			for seed := range uint64(3) {
-				r = r.add(runCorpus(t, cfg, seed, tail, 12000, []int{5, 6, 8, 12, 16}))
+				r = r.add(runCorpus(t, cfg, seed, tail, 12000, []int{5, 8, 12, -16}))
 			}
 			t.Logf("%+v tail=%.2f: %v", cfg, tail, r)
 		}
@@ -177,4 +184,28 @@ func commonRun(a, b string) string {
 		}
 	}
 	return best
+}
+
+// simStyle breaks span as the simulator's toy model quotes the pages it
+// reads: runs of the text with a word of its own vocabulary every 4 to 8
+// words.
+func (c *corpus) simStyle(span string) string {
+	own := []string{"quorra", "velmat", "ostrin", "pallude", "cerrow", "mivane", "tolvik", "arbeth"}
+	var out []string
+	next := 4 + c.r.IntN(5)
+	for i, w := range strings.Fields(span) {
+		if i == next {
+			out = append(out, own[c.r.IntN(len(own))])
+			next += 4 + c.r.IntN(5)
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

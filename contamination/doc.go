@@ -11,7 +11,9 @@
 // than TTL. A Scanner hashes every k-gram of a response as it streams and
 // looks it up. A response is contaminated when it carries a run of at least
 // MinRun distinct fingerprints, covering at least MinWords words, that all
-// belong to one other remembered request and that its own prompt lacks.
+// belong to one other remembered request and that its own prompt lacks, or a
+// single nonce-like word (a random token such as "k9XbQ2mZ7w", see
+// isNonceHash) of another request's prompt that its own prompt lacks.
 //
 // Three things keep honest traffic quiet. The own prompt's k-grams (all of
 // them, not only the winnowed ones) are neutral, so echoing one's own prompt
@@ -40,5 +42,6 @@
 //
 // corpus_test.go measures the defaults on a synthetic corpus of 36,000
 // clean exchanges: 0 to 1 false alarms, and a spliced-in span of 8 words of
-// another prompt caught about 80% of the time, 12 words about 95%.
+// another prompt caught about 82% of the time, 12 words about 97%, 16 words
+// broken every 4 to 8 words as the simulator's toy model quotes about 89%.
 package contamination

@@ -29,7 +29,25 @@ type normalizer struct {
 	pend      [4]byte // start of a UTF-8 sequence split by a chunk boundary
 	npend     int
 	noHash    bool // only the normalised bytes are wanted (secrets)
+
+	// Shape of the current word, for isNonce.
+	wlen  int
+	kind  byte // 'a' letter, '0' digit, 0 none yet, 'x' not ASCII
+	flips int  // letter/digit alternations
 }
+
+// A word hash has its low bit set when the word looks like a nonce: at least
+// nonceMinLen ASCII letters and digits with at least nonceMinFlips
+// alternations between them ("k9xbq2mz7w", "q01x0001", "3fa85f64"), the
+// random tokens, ids and keys that no two prompts share by chance. Version
+// strings and identifiers ("python311", "sha256sum", "windows10") alternate
+// too rarely to count. The other 63 bits are the SipHash of the word.
+const (
+	nonceMinLen   = 8
+	nonceMinFlips = 3
+)
+
+func isNonceHash(w uint64) bool { return w&1 != 0 }
 
 func newNormalizer(k0, k1 uint64) normalizer {
 	n := normalizer{k0: k0, k1: k1}
@@ -116,6 +134,20 @@ func (n *normalizer) wordRune(r rune, out *[]byte) {
 func (n *normalizer) wordByte(c byte, out *[]byte) {
 	if !n.noHash {
 		n.h.writeByte(c)
+		k := byte('x')
+		switch {
+		case 'a' <= c && c <= 'z':
+			k = 'a'
+		case '0' <= c && c <= '9':
+			k = '0'
+		}
+		if n.kind != 0 && n.kind != k && n.kind != 'x' && k != 'x' {
+			n.flips++
+		}
+		if n.kind != 'x' {
+			n.kind = k
+		}
+		n.wlen++
 	}
 	n.inWord, n.afterWord = true, true
 	if out != nil {
@@ -137,9 +169,14 @@ func (n *normalizer) endWord(words *[]uint64) {
 	if !n.inWord {
 		return
 	}
-	*words = append(*words, n.h.sum())
+	w := n.h.sum() &^ 1
+	if n.kind != 'x' && n.wlen >= nonceMinLen && n.flips >= nonceMinFlips {
+		w |= 1
+	}
+	*words = append(*words, w)
 	n.h.reset(n.k0, n.k1)
 	n.inWord = false
+	n.wlen, n.kind, n.flips = 0, 0, 0
 }
 
 // normalizeString returns the normalised form of s with no trailing space,

@@ -67,21 +67,38 @@ func (d *Detector) Fingerprint(prompt string) *Prints {
 	return d.printsOf(words)
 }
 
-// printsOf builds the Prints of a prompt from its word hashes (reused as
-// scratch).
+// nonceDomain separates the fingerprint of a nonce-like word from the
+// k-gram hashes.
+const nonceDomain = 0x6e6f6e63655f6670
+
+// nonceFP is the fingerprint of one nonce-like word (see isNonceHash).
+func nonceFP(w uint64) uint64 { return mix64(w ^ nonceDomain) }
+
+// printsOf builds the Prints of a prompt from its word hashes: its k-grams,
+// winnowed, and every nonce-like word, which is rare enough to be a
+// fingerprint alone.
 func (d *Detector) printsOf(words []uint64) *Prints {
-	k := d.cfg.K
-	if len(words) < k {
-		return &Prints{}
+	k, max := d.cfg.K, d.cfg.MaxPrintsPerPrompt
+	var nonces []uint64
+	for _, w := range words {
+		if isNonceHash(w) {
+			nonces = append(nonces, nonceFP(w))
+		}
 	}
-	grams := make([]uint64, len(words)-k+1)
-	for i := range grams {
-		grams[i] = gram(words[i : i+k])
+	var grams []uint64
+	if len(words) >= k {
+		grams = make([]uint64, len(words)-k+1, len(words)-k+1+len(nonces))
+		for i := range grams {
+			grams[i] = gram(words[i : i+k])
+		}
 	}
 	sel := winnow(grams, d.cfg.Window)
-	sel = capBlocks(sel, d.cfg.MaxPrintsPerPrompt)
+	// Nonces first: they are the strongest evidence a prompt has.
+	nonces = nonces[:min(len(nonces), max)]
+	sel = append(nonces, capBlocks(sel, max-len(nonces))...)
 	slices.Sort(sel)
 	sel = slices.Compact(sel)
+	grams = append(grams, nonces...)
 	slices.Sort(grams)
 	grams = slices.Compact(grams)
 	return &Prints{all: slices.Clip(grams), sel: slices.Clip(sel)}
@@ -134,6 +151,9 @@ const printBlock = 64
 func capBlocks(sel []uint64, max int) []uint64 {
 	if len(sel) <= max {
 		return sel
+	}
+	if max <= 0 {
+		return nil
 	}
 	blocks := (len(sel) + printBlock - 1) / printBlock
 	keep := max / printBlock

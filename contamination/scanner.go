@@ -222,6 +222,9 @@ func (s *Scanner) scanWords() {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	for _, w := range s.words {
+		if isNonceHash(w) {
+			s.nonce(nonceFP(w), now)
+		}
 		if len(s.ring) == k {
 			copy(s.ring, s.ring[1:])
 			s.ring[k-1] = w
@@ -245,18 +248,47 @@ func (s *Scanner) scanWords() {
 	}
 }
 
+// nonce processes the fingerprint of a nonce-like word of the response: if
+// another request's prompt held it and the own prompt did not, that alone is
+// a finding (Run 1), unless it is popular or a common phrase. Callers hold
+// d.mu (and d.common.mu) for reading.
+func (s *Scanner) nonce(g uint64, now time.Time) {
+	d := s.d
+	if s.own.has(g) {
+		return
+	}
+	if d.common != nil {
+		if len(s.seen) < maxLearn {
+			s.seen = append(s.seen, g)
+		}
+		if d.common.countLocked(g) >= d.cfg.CommonAfter {
+			return
+		}
+	}
+	if s.found {
+		return
+	}
+	var popular bool
+	s.cand, _, popular = d.lookupLocked(g, s.id, now, s.cand[:0])
+	if popular || len(s.cand) == 0 {
+		return
+	}
+	s.report(s.cand, 1)
+}
+
 // step processes one k-gram of the response that the own prompt does not
 // hold. Callers hold d.mu (and d.common.mu) for reading.
 //
 // The run rule: a k-gram of the own prompt, a popular fingerprint or a
-// common phrase is neutral;
-// a k-gram remembered for no other live request is a miss; a fingerprint of
-// other requests is a hit. A hit extends the current run when the run has
-// had at most Window misses since its last hit and shares a source with it
-// (the run keeps only the sources all its hits share); any other hit starts
-// a new run. Winnowing keeps one k-gram in every Window, so
-// text copied from a remembered prompt yields hits at most Window-1 misses
-// apart.
+// common phrase is neutral; a k-gram remembered for no other live request is
+// a miss; a fingerprint of other requests is a hit. A hit extends the current
+// run when the run has had at most Window+K-1 misses since its last hit and
+// shares a source with it (the run keeps only the sources all its hits
+// share); any other hit starts a new run. Winnowing keeps one k-gram in every
+// Window, so text copied from a remembered prompt yields hits at most
+// Window-1 misses apart; the K more let the run survive one word inserted in
+// the copy (the simulator's toy model quotes runs of the pages it reads
+// broken by words of its own).
 func (s *Scanner) step(g uint64, now time.Time) bool {
 	d := s.d
 	if d.common != nil && d.common.countLocked(g) >= d.cfg.CommonAfter {
@@ -271,7 +303,7 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 		s.miss()
 		return false
 	}
-	if len(s.run) > 0 && s.misses <= d.cfg.Window {
+	if len(s.run) > 0 && s.misses <= d.cfg.Window+d.cfg.K-1 {
 		kept := s.run[:0]
 		for _, r := range s.run {
 			if slices.Contains(s.cand, r) {
@@ -297,24 +329,30 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 
 func (s *Scanner) miss() {
 	s.misses++
-	if s.misses > s.d.cfg.Window {
+	if s.misses > s.d.cfg.Window+s.d.cfg.K-1 {
 		s.run, s.runFps = s.run[:0], s.runFps[:0]
 	}
 }
 
-// check raises the finding once the run is long enough and the Detector
-// warm, naming the run's most recent source still remembered. Callers hold
-// d.mu and d.common.mu for reading.
+// check raises the finding once the run is long enough. Callers hold d.mu
+// and d.common.mu for reading.
 func (s *Scanner) check() bool {
 	if len(s.runFps) < s.d.cfg.MinRun || s.pos-s.runStart+s.d.cfg.K < s.d.cfg.MinWords {
 		return false
 	}
+	return s.report(s.run, len(s.runFps))
+}
+
+// report raises a fingerprint finding if the Detector is warm, naming the
+// most recent of sources still remembered. Callers hold d.mu and
+// d.common.mu for reading.
+func (s *Scanner) report(sources []source, run int) bool {
 	if c := s.d.common; c != nil && !c.warmLocked(s.d.cfg.Warmup) {
 		return false
 	}
-	f := Finding{Kind: KindFingerprint, Run: len(s.runFps)}
+	f := Finding{Kind: KindFingerprint, Run: run}
 	var best uint64
-	for _, r := range s.run {
+	for _, r := range sources {
 		sl := &s.d.slots[r.slot]
 		if sl.seq == r.seq && r.seq > best {
 			best = r.seq

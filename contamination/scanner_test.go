@@ -66,6 +66,17 @@ func scanCases() []scanCase {
 			response: "Sure. " + popular, want: KindFingerprint, source: "p0"},
 		{name: "text in own and other prompt clean", prompts: map[string]string{"a": promptA, "c": "Rewrite: " + leakA}, id: "c", prompt: "Rewrite: " + leakA,
 			response: "Rewritten: " + leakA},
+		{name: "another request's nonce caught alone", prompts: map[string]string{"n": "Please remember the code k9XbQ2mZ7w for later.", "b": promptB}, id: "b", prompt: promptB,
+			response: "The code is k9XbQ2mZ7w.", want: KindFingerprint, source: "n"},
+		{name: "own nonce clean", prompts: map[string]string{"n": "Please remember the code k9XbQ2mZ7w for later."}, id: "m", prompt: "My code is k9XbQ2mZ7w.",
+			response: "Your code is k9XbQ2mZ7w."},
+		{name: "version string is not a nonce", prompts: map[string]string{"v": "Install python311 first."}, id: "b", prompt: promptB,
+			response: "Use python311 for this."},
+		// The simulator's toy model quotes runs of the pages it reads,
+		// broken by words of its own vocabulary.
+		{name: "sim-like stale decode caught", prompts: map[string]string{"a": promptA}, id: "b", prompt: promptB,
+			response: "quorra the quarterly audit of vellmore logistics found that velmat warehouse seven shipped crates of copper wire ostrin",
+			want:     KindFingerprint, source: "a"},
 		{name: "secret caught", prompts: map[string]string{"b": promptB}, id: "b", prompt: promptB, secrets: []string{secretX},
 			response: "Here you go: CANARY 7F3A9C01E4B2D5A8.", want: KindSecret},
 		{name: "own secret exempt", prompts: map[string]string{"b": promptB}, id: "c", prompt: "Remember " + secretX, secrets: []string{secretX},
@@ -117,7 +128,7 @@ func checkFinding(t *testing.T, c scanCase, f Finding, ok bool) {
 		if f.SourceRequest != c.source || f.SourceTenant != "tenant-"+c.source {
 			t.Errorf("source %q/%q, want %q", f.SourceRequest, f.SourceTenant, c.source)
 		}
-		if f.Run < 3 {
+		if f.Run < 3 && f.Run != 1 { // 1: a nonce
 			t.Errorf("run %d < MinRun", f.Run)
 		}
 	}
