@@ -38,7 +38,8 @@ func FuzzFingerprint(f *testing.F) {
 	})
 }
 
-// FuzzScanner: a scan cut in two chunks finds what the whole scan finds.
+// FuzzScanner: a scan cut in two chunks finds what the whole scan finds, and
+// a response that only repeats its own prompt is always clean.
 func FuzzScanner(f *testing.F) {
 	addSeeds(f)
 	d := New(Config{Warmup: -1, CommonAfter: -1})
@@ -57,6 +58,9 @@ func FuzzScanner(f *testing.F) {
 		s.Close()
 		if cf, cok := s.Finding(); cf != wf || cok != wok {
 			t.Fatalf("cut at %d: %+v %v, whole %+v %v", c, cf, cok, wf, wok)
+		}
+		if f, ok := d.Scan("r", own, prompt, prompt); ok {
+			t.Fatalf("own prompt echoed: %+v", f)
 		}
 	})
 }
