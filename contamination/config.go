@@ -17,9 +17,9 @@ type Config struct {
 	Window int
 	// MinRun is how many distinct fingerprints of one other request a
 	// response must carry in a run (misses between them at most
-	// Window+K-1, see Scanner.step) to be contaminated. Zero means 3. A
-	// nonce-like word of another prompt (see isNonceHash) is a finding
-	// alone.
+	// 2*Window+K-2, so that one inserted word does not break it) to be
+	// contaminated. Zero means 3. A nonce-like word of another prompt (see
+	// isNonceHash) is a finding alone.
 	MinRun int
 	// MinWords is how many words of the response the run must cover, from
 	// its first fingerprint's first word to its last one's last word: a few

@@ -43,5 +43,5 @@
 // corpus_test.go measures the defaults on a synthetic corpus of 36,000
 // clean exchanges: 0 to 1 false alarms, and a spliced-in span of 8 words of
 // another prompt caught about 82% of the time, 12 words about 97%, 16 words
-// broken every 4 to 8 words as the simulator's toy model quotes about 89%.
+// broken every 4 to 8 words as the simulator's toy model quotes about 92%.
 package contamination

@@ -81,10 +81,12 @@ func (n *normalizer) feed(p []byte, words *[]uint64, out *[]byte) {
 		c := p[i]
 		if c < utf8.RuneSelf {
 			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-				n.wordByte(c, out)
+			case 'a' <= c && c <= 'z':
+				n.wordByte(c, 'a', out)
+			case '0' <= c && c <= '9':
+				n.wordByte(c, '0', out)
 			case 'A' <= c && c <= 'Z':
-				n.wordByte(c+'a'-'A', out)
+				n.wordByte(c+'a'-'A', 'a', out)
 			default:
 				n.separator(words, out)
 			}
@@ -126,26 +128,30 @@ func (n *normalizer) rune(r rune, words *[]uint64, out *[]byte) {
 func (n *normalizer) wordRune(r rune, out *[]byte) {
 	var b [utf8.UTFMax]byte
 	size := utf8.EncodeRune(b[:], r)
+	k := byte('x')
+	switch {
+	case 'a' <= r && r <= 'z':
+		k = 'a'
+	case '0' <= r && r <= '9':
+		k = '0'
+	}
 	for _, c := range b[:size] {
-		n.wordByte(c, out)
+		n.wordByte(c, k, out)
 	}
 }
 
-func (n *normalizer) wordByte(c byte, out *[]byte) {
+// wordByte adds byte c of a word; k is its kind for isNonceHash: 'a' an
+// ASCII letter, '0' a digit, 'x' anything else.
+func (n *normalizer) wordByte(c, k byte, out *[]byte) {
 	if !n.noHash {
 		n.h.writeByte(c)
-		k := byte('x')
-		switch {
-		case 'a' <= c && c <= 'z':
-			k = 'a'
-		case '0' <= c && c <= '9':
-			k = '0'
-		}
-		if n.kind != 0 && n.kind != k && n.kind != 'x' && k != 'x' {
-			n.flips++
-		}
-		if n.kind != 'x' {
-			n.kind = k
+		if n.kind != k {
+			if n.kind != 0 && n.kind != 'x' && k != 'x' {
+				n.flips++
+			}
+			if n.kind != 'x' {
+				n.kind = k
+			}
 		}
 		n.wlen++
 	}

@@ -282,13 +282,9 @@ func (s *Scanner) nonce(g uint64, now time.Time) {
 // The run rule: a k-gram of the own prompt, a popular fingerprint or a
 // common phrase is neutral; a k-gram remembered for no other live request is
 // a miss; a fingerprint of other requests is a hit. A hit extends the current
-// run when the run has had at most Window+K-1 misses since its last hit and
+// run when the run has had at most maxMisses misses since its last hit and
 // shares a source with it (the run keeps only the sources all its hits
-// share); any other hit starts a new run. Winnowing keeps one k-gram in every
-// Window, so text copied from a remembered prompt yields hits at most
-// Window-1 misses apart; the K more let the run survive one word inserted in
-// the copy (the simulator's toy model quotes runs of the pages it reads
-// broken by words of its own).
+// share); any other hit starts a new run.
 func (s *Scanner) step(g uint64, now time.Time) bool {
 	d := s.d
 	if d.common != nil && d.common.countLocked(g) >= d.cfg.CommonAfter {
@@ -303,7 +299,7 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 		s.miss()
 		return false
 	}
-	if len(s.run) > 0 && s.misses <= d.cfg.Window+d.cfg.K-1 {
+	if len(s.run) > 0 && s.misses <= d.maxMisses() {
 		kept := s.run[:0]
 		for _, r := range s.run {
 			if slices.Contains(s.cand, r) {
@@ -329,7 +325,7 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 
 func (s *Scanner) miss() {
 	s.misses++
-	if s.misses > s.d.cfg.Window+s.d.cfg.K-1 {
+	if s.misses > s.d.maxMisses() {
 		s.run, s.runFps = s.run[:0], s.runFps[:0]
 	}
 }
@@ -362,6 +358,14 @@ func (s *Scanner) report(sources []source, run int) bool {
 	s.finding, s.found = f, true
 	return true
 }
+
+// maxMisses is the most misses a run survives: 2*Window+K-2. Winnowing
+// keeps one k-gram in every Window, so text copied from a remembered prompt
+// yields hits at most Window-1 misses apart; one word inserted into the copy
+// destroys the K-1 k-grams across the insertion and adds K that hold the
+// inserted word, so the run survives it (the simulator's toy model quotes
+// runs of the pages it reads broken by words of its own).
+func (d *Detector) maxMisses() int { return 2*d.cfg.Window + d.cfg.K - 2 }
 
 // maxLearn caps the k-grams one response teaches the generic-phrase sketch.
 const maxLearn = 4096
