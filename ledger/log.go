@@ -408,7 +408,12 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Rec
 
 // readLeaf reads one integrated leaf from its entry bundle.
 func (l *Log) readLeaf(ctx context.Context, index uint64) ([]byte, error) {
-	size := l.integrated.Load()
+	// The partial bundle on disk has the width of tessera's tree size, which
+	// may be ahead of l.integrated (resolved leaf by leaf, mid-batch).
+	size, err := l.reader.IntegratedSize(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading log size: %w", err)
+	}
 	b, err := l.reader.ReadEntryBundle(ctx, index/layout.EntryBundleWidth, layout.PartialTileSize(0, index/layout.EntryBundleWidth, size))
 	if err != nil {
 		return nil, fmt.Errorf("reading entry bundle: %w", err)
@@ -430,12 +435,16 @@ type Entry struct {
 	Leaf  []byte
 }
 
-// Entries iterates over the leaves integrated in the log from index from
-// on (as of the call), for rebuilding an index after a crash. An error
-// ends the iteration.
+// Entries iterates over the leaves in the log from index from on (as of
+// the call), for rebuilding an index after a crash: after Open, that is
+// every leaf ever acknowledged. An error ends the iteration.
 func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
-		size := l.integrated.Load()
+		size, err := l.reader.IntegratedSize(ctx)
+		if err != nil {
+			yield(Entry{}, fmt.Errorf("reading log size: %w", err))
+			return
+		}
 		for ri := range layout.Range(from, size-min(from, size), size) {
 			b, err := l.reader.ReadEntryBundle(ctx, ri.Index, ri.Partial)
 			if err != nil {
