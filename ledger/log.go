@@ -358,16 +358,17 @@ func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*Receipt, erro
 // published checkpoint covers the leaf, the receipt carries it and the
 // inclusion proof.
 func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Receipt, error) {
-	var leaf []byte
-	if index < l.integrated.Load() {
+	// Pending first: the resolver marks a leaf integrated before it drops
+	// it from pending, so a leaf missing from pending is in the log (or
+	// does not exist).
+	l.pmu.Lock()
+	leaf := l.pending[index]
+	l.pmu.Unlock()
+	if leaf == nil && index < l.integrated.Load() {
 		var err error
 		if leaf, err = l.readLeaf(ctx, index); err != nil {
 			return nil, err
 		}
-	} else {
-		l.pmu.Lock()
-		leaf = l.pending[index]
-		l.pmu.Unlock()
 	}
 	if leaf == nil {
 		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
