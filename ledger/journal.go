@@ -62,6 +62,9 @@ type journal struct {
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
 
+	prepared  chan *os.File  // capacity 1: the next segment, zero-filled
+	preparing sync.WaitGroup // the goroutine filling it
+
 	// Owned by the syncer goroutine.
 	f        *os.File
 	segSize  int64
@@ -81,6 +84,7 @@ func openJournal(dir string, segMax int64, next uint64, old []uint64, durable fu
 		cur:        &commit{done: make(chan struct{}), first: next},
 		kick:       make(chan struct{}, 1),
 		exited:     make(chan struct{}),
+		prepared:   make(chan *os.File, 1),
 		segments:   slices.Clone(old),
 	}
 	if err := j.newSegment(next); err != nil {
@@ -98,22 +102,28 @@ func segmentName(first uint64) string { return fmt.Sprintf("%016x%s", first, seg
 // also need a filesystem journal commit, which on ext4 waits for every
 // other file's metadata (tessera's renames) and multiplies the latency.
 // Recovery reads the zeros as the end of the records.
+//
+// Filling a segment takes long (tens of MB, then fsync), so the next one
+// is prepared in the background under preparedName while the current one
+// fills; rotation then costs a rename.
 func (j *journal) newSegment(first uint64) error {
 	p := filepath.Join(j.dir, segmentName(first))
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+	var f *os.File
+	select {
+	case f = <-j.prepared:
+	default:
 	}
-	zeros := make([]byte, 1<<20)
-	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
-		if _, err := f.WriteAt(zeros, off); err != nil {
+	if f != nil {
+		if err := os.Rename(filepath.Join(j.dir, preparedName), p); err != nil {
 			f.Close()
-			return fmt.Errorf("journal: %w", err)
+			f = nil
 		}
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("journal: %w", err)
+	if f == nil {
+		var err error
+		if f, err = j.zeroFile(p); err != nil {
+			return err
+		}
 	}
 	if err := syncDir(j.dir); err != nil {
 		f.Close()
@@ -126,7 +136,38 @@ func (j *journal) newSegment(first uint64) error {
 	if n := len(j.segments); n == 0 || j.segments[n-1] != first {
 		j.segments = append(j.segments, first)
 	}
+	j.preparing.Add(1)
+	go func() {
+		defer j.preparing.Done()
+		if f, err := j.zeroFile(filepath.Join(j.dir, preparedName)); err == nil {
+			j.prepared <- f
+		}
+	}()
 	return nil
+}
+
+// preparedName is the next segment while it is being zero-filled. It does
+// not end in segmentSuffix, so recovery ignores it.
+const preparedName = "next.prepared"
+
+// zeroFile creates p filled with segMax zero bytes, synced.
+func (j *journal) zeroFile(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), j.segMax-off)], off); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return f, nil
 }
 
 // errJournalClosed is the cause of Appends after Close.
@@ -260,6 +301,12 @@ func (j *journal) close() error {
 	}
 	<-j.exited
 	j.removeIntegrated()
+	j.preparing.Wait()
+	select {
+	case f := <-j.prepared:
+		f.Close()
+	default:
+	}
 	return j.f.Close()
 }
 

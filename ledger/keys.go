@@ -56,11 +56,12 @@ func loadKeys(dir, keyFile, origin string) (*keys, error) {
 	if keyFile != "" {
 		skey, err = os.ReadFile(keyFile)
 	} else {
-		if origin == "" {
-			origin = DefaultOrigin
-		}
 		skey, err = readOrCreate(filepath.Join(dir, signingFile), func() ([]byte, error) {
-			s, _, err := note.GenerateKey(rand.Reader, origin)
+			name := origin
+			if name == "" {
+				name = DefaultOrigin
+			}
+			s, _, err := note.GenerateKey(rand.Reader, name)
 			return []byte(s + "\n"), err
 		})
 	}

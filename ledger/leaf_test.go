@@ -2,15 +2,20 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"golang.org/x/mod/sumdb/note"
 )
 
 func TestLeafRoundTrip(t *testing.T) {
@@ -154,5 +159,51 @@ func TestStripReceiptLine(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := Open(ctx, Config{Dir: dir, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Origin() != DefaultOrigin {
+		t.Fatalf("origin %q", l.Origin())
+	}
+	vkey := l.VerifierKey()
+	l.Close(ctx)
+	if b, _ := os.ReadFile(filepath.Join(dir, logDir, verifierFile)); strings.TrimSpace(string(b)) != vkey {
+		t.Fatalf("published verifier %q, want %q", b, vkey)
+	}
+	// Reopening keeps the key, with or without the origin configured.
+	for _, origin := range []string{"", DefaultOrigin} {
+		l, err := Open(ctx, Config{Dir: dir, Origin: origin, JournalSegmentSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.VerifierKey() != vkey {
+			t.Fatal("the key changed on reopening")
+		}
+		l.Close(ctx)
+	}
+	if _, err := Open(ctx, Config{Dir: dir, Origin: "other/log"}); err == nil {
+		t.Fatal("opened with an origin the key is not for")
+	}
+	// A configured key file.
+	skey, _, _ := note.GenerateKey(rand.Reader, "configured/log")
+	kf := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(kf, []byte(skey), 0o600)
+	l, err = Open(ctx, Config{Dir: t.TempDir(), KeyFile: kf, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(ctx)
+	if l.Origin() != "configured/log" {
+		t.Fatalf("origin %q with a configured key", l.Origin())
+	}
+	if _, err := ParseVerifier(l.VerifierKey()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -358,16 +358,17 @@ func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*Receipt, erro
 // published checkpoint covers the leaf, the receipt carries it and the
 // inclusion proof.
 func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Receipt, error) {
-	var leaf []byte
-	if index < l.integrated.Load() {
+	// Pending first: the resolver marks a leaf integrated before it drops
+	// it from pending, so a leaf missing from pending is in the log (or
+	// does not exist).
+	l.pmu.Lock()
+	leaf := l.pending[index]
+	l.pmu.Unlock()
+	if leaf == nil && index < l.integrated.Load() {
 		var err error
 		if leaf, err = l.readLeaf(ctx, index); err != nil {
 			return nil, err
 		}
-	} else {
-		l.pmu.Lock()
-		leaf = l.pending[index]
-		l.pmu.Unlock()
 	}
 	if leaf == nil {
 		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
@@ -408,7 +409,12 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Rec
 
 // readLeaf reads one integrated leaf from its entry bundle.
 func (l *Log) readLeaf(ctx context.Context, index uint64) ([]byte, error) {
-	size := l.integrated.Load()
+	// The partial bundle on disk has the width of tessera's tree size, which
+	// may be ahead of l.integrated (resolved leaf by leaf, mid-batch).
+	size, err := l.reader.IntegratedSize(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading log size: %w", err)
+	}
 	b, err := l.reader.ReadEntryBundle(ctx, index/layout.EntryBundleWidth, layout.PartialTileSize(0, index/layout.EntryBundleWidth, size))
 	if err != nil {
 		return nil, fmt.Errorf("reading entry bundle: %w", err)
@@ -430,12 +436,16 @@ type Entry struct {
 	Leaf  []byte
 }
 
-// Entries iterates over the leaves integrated in the log from index from
-// on (as of the call), for rebuilding an index after a crash. An error
-// ends the iteration.
+// Entries iterates over the leaves in the log from index from on (as of
+// the call), for rebuilding an index after a crash: after Open, that is
+// every leaf ever acknowledged. An error ends the iteration.
 func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
-		size := l.integrated.Load()
+		size, err := l.reader.IntegratedSize(ctx)
+		if err != nil {
+			yield(Entry{}, fmt.Errorf("reading log size: %w", err))
+			return
+		}
 		for ri := range layout.Range(from, size-min(from, size), size) {
 			b, err := l.reader.ReadEntryBundle(ctx, ri.Index, ri.Partial)
 			if err != nil {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/custody-gateway/custody"
@@ -203,4 +205,32 @@ func TestReceiptLookup(t *testing.T) {
 	if r := integrated(t, l, 1, "req-1"); len(r.InclusionProof) != 1 {
 		t.Fatalf("inclusion proof of %d hashes in a tree of 2", len(r.InclusionProof))
 	}
+}
+
+// TestReceiptWhileIntegrating asks for each receipt right after Append,
+// while tessera integrates concurrently: the leaf is found whether it is
+// still pending, mid-batch or in the log.
+func TestReceiptWhileIntegrating(t *testing.T) {
+	ctx := context.Background()
+	l := openTest(t, t.TempDir())
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 150 {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				r, err := l.Append(ctx, sampleTx(l, id, nil, nil))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := l.Receipt(ctx, r.Index, id); err != nil {
+					t.Errorf("Receipt(%d): %v", r.Index, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -36,13 +36,17 @@ type LogSource interface {
 const maxResource = 256*(MaxLeafSize+2) + 1
 
 // OpenSource returns the LogSource for loc: an http:// or https:// URL
-// (of the directory holding "checkpoint", e.g. http://host/log), or a
-// directory (a ledger's Dir or its log directory).
+// of the directory holding "checkpoint" (http://host:8080/log, or just
+// http://host:8080 for a custody gateway), or a directory (a ledger's Dir
+// or its log directory).
 func OpenSource(loc string) (LogSource, error) {
 	if strings.HasPrefix(loc, "http://") || strings.HasPrefix(loc, "https://") {
 		u, err := url.Parse(strings.TrimSuffix(loc, "/") + "/")
 		if err != nil {
 			return nil, fmt.Errorf("log URL: %w", err)
+		}
+		if u.Path == "/" {
+			u.Path = "/log/" // the gateway's own address: its log is under /log/
 		}
 		return &source{read: httpReader(http.DefaultClient, u)}, nil
 	}

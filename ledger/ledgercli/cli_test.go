@@ -74,6 +74,7 @@ func TestVerify(t *testing.T) {
 	}{
 		{"dir", []string{"--log", f.dir, "--key", f.key, f.receipt}, 0},
 		{"http", []string{"--log", l + "/log", "--key", keyFile, f.receipt}, 0},
+		{"http gateway root", []string{"--log", l, "--key", keyFile, f.receipt}, 0},
 		{"flags after receipt", []string{f.receipt, "--log", f.dir, "--key", f.key}, 0},
 		{"request and response", []string{"--log", f.dir, "--key", f.key, "--request", f.request, "--response", f.response, f.receipt}, 0},
 		{"stream with receipt line", []string{"--log", f.dir, "--key", f.key, "--response", f.stream, f.receipt}, 0},
