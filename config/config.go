@@ -184,7 +184,12 @@ type Policy struct {
 type Canaries struct {
 	// Interval between runs; zero disables the scheduler in serve.
 	Interval time.Duration `yaml:"interval"`
-	Probes   []string      `yaml:"probes"`
+	// Probes run on each route; empty means echo, needle, secret and
+	// identity (oversize is opt-in).
+	Probes []string `yaml:"probes"`
+	// IgnorePathChanges stops a new (provider, model, fingerprint) tuple
+	// from triggering the route's canaries at once.
+	IgnorePathChanges bool `yaml:"ignore_path_changes"`
 }
 
 // Checks tunes the integrity checks.
@@ -194,4 +199,11 @@ type Checks struct {
 	ReplayWindow time.Duration `yaml:"replay_window"`
 	// ReplayMaxEntries bounds the replay memory. Default 1,000,000.
 	ReplayMaxEntries int `yaml:"replay_max_entries"`
+	// ContaminationWarmup is how many responses the contamination
+	// detector learns the model's stock phrases from before it reports
+	// fingerprint findings (canary secrets are reported from the first).
+	// Zero means 256; negative means none.
+	ContaminationWarmup int `yaml:"contamination_warmup"`
+	// ContaminationMaxPrompts bounds the prompts remembered. Zero means 4096.
+	ContaminationMaxPrompts int `yaml:"contamination_max_prompts"`
 }

@@ -43,7 +43,9 @@ func (g *Gateway) CanaryRoutes() []canary.Route {
 // serving.
 func (g *Gateway) SetCanaries(r *canary.Runner) {
 	g.health = r
-	g.onPath = r.Trigger
+	if !g.cfg.Canaries.IgnorePathChanges {
+		g.onPath = r.Trigger
+	}
 }
 
 type canaryTarget struct {

@@ -64,6 +64,12 @@ type promptWork struct {
 
 func (p *promptWork) wait() *promptWork { <-p.done; return p }
 
+func (p *promptWork) close() {
+	if p.wait().scanner != nil {
+		p.scanner.Close()
+	}
+}
+
 // proxy handles one OpenAI endpoint.
 func (g *Gateway) proxy(ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,6 +94,9 @@ func (g *Gateway) serve(ep endpoint, w http.ResponseWriter, r *http.Request, pro
 	err := x.run()
 	if err != nil {
 		x.fail(err)
+	}
+	if x.prompt != nil {
+		go x.prompt.close() // the detector learns from the finished response
 	}
 	x.tx.Duration = g.now().Sub(start)
 	g.logTransaction(x.tx, err)

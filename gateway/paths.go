@@ -1,6 +1,11 @@
 package gateway
 
-import "sync"
+import (
+	"strings"
+	"sync"
+
+	"github.com/custody-gateway/custody/index"
+)
 
 // pathTracker remembers the (provider, response model, fingerprint)
 // tuples seen for each model, so that the first sight of a new one (an
@@ -39,4 +44,14 @@ func (p *pathTracker) observe(model, provider, responseModel, fingerprint string
 // Seed marks a tuple as already seen (from a past path_change event).
 func (p *pathTracker) seed(model, provider, responseModel, fingerprint string) {
 	p.observe(model, provider, responseModel, fingerprint)
+}
+
+// ParsePath reads a path back from a path_change event (whose detail the
+// recorder writes as provider|response model|fingerprint).
+func ParsePath(e index.Event) (Path, bool) {
+	parts := strings.SplitN(e.Detail, "|", 3)
+	if e.Type != index.EventPathChange || len(parts) != 3 {
+		return Path{}, false
+	}
+	return Path{Model: e.Model, Provider: parts[0], ResponseModel: parts[1], Fingerprint: parts[2]}, true
 }

@@ -182,6 +182,11 @@ func firstFailure(tx *custody.Transaction) error {
 	for _, o := range tx.Outcomes {
 		if o.Status == custody.StatusFailed {
 			msg := o.Detail
+			if o.Code == custody.CodeCrossRequestContamination {
+				// The detail names the source request: the operator's,
+				// not this client's, to know.
+				msg = "the upstream response carries another request's data"
+			}
 			if msg == "" {
 				msg = "integrity check " + o.Check + " failed"
 			}

@@ -250,7 +250,7 @@ func eventsOf(recs []index.Record) []index.Event {
 		}
 		if tx.PathChange {
 			e := base
-			e.Type, e.Detail = "path_change", tx.Provider+"/"+tx.ResponseModel+"/"+tx.Fingerprint
+			e.Type, e.Detail = "path_change", tx.Provider+"|"+tx.ResponseModel+"|"+tx.Fingerprint
 			evs = append(evs, e)
 		}
 	}

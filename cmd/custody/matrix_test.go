@@ -48,7 +48,9 @@ var matrix = []matrixCase{
 // (m-<fault>), plus a clean one (m-clean).
 func matrixConfig() string {
 	var b strings.Builder
-	b.WriteString("tenants:\n  - {id: acme, api_keys: [sk-acme]}\n  - {id: beta, api_keys: [sk-beta]}\nproviders:\n")
+	// Path changes would trigger canaries whose traffic the faulty
+	// simulators then misuse too; the matrix wants its own requests alone.
+	b.WriteString("checks: {contamination_warmup: -1}\ncanaries: {ignore_path_changes: true}\ntenants:\n  - {id: acme, api_keys: [sk-acme]}\n  - {id: beta, api_keys: [sk-beta]}\nproviders:\n")
 	faults := map[string]bool{}
 	for _, c := range matrix {
 		faults[c.fault] = true
@@ -102,8 +104,9 @@ func TestDetectionMatrix(t *testing.T) {
 			if c.warmup {
 				// An earlier request of another tenant, whose state the
 				// fault will misuse.
-				post(t, s.URL+"/v1/chat/completions", "sk-beta",
+				wr, _ := post(t, s.URL+"/v1/chat/completions", "sk-beta",
 					chatBody(model, fmt.Sprintf("beta's private note z%dQ7vK2pLx9 about the merger with Northwind and its secret terms", i), c.stream))
+				t.Logf("warm-up: %d %s", wr.StatusCode, wr.Header.Get("Custody-Checks"))
 			}
 			prompt := c.prompt
 			if prompt == "" {
@@ -112,7 +115,7 @@ func TestDetectionMatrix(t *testing.T) {
 			resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody(model, prompt, c.stream))
 			got := outcome(resp.StatusCode, body)
 			if got != c.code {
-				t.Fatalf("fault %s: got code %q (status %d), want %q\n%.600s", c.fault, got, resp.StatusCode, c.code, body)
+				t.Fatalf("fault %s: got code %q (status %d, checks %s), want %q\n%.600s", c.fault, got, resp.StatusCode, resp.Header.Get("Custody-Checks"), c.code, body)
 			}
 			if v := resp.Header.Get("Custody-Verdict"); !c.stream && v != "rejected" {
 				t.Errorf("verdict header %q", v)

@@ -18,13 +18,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/contamination"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/postgres"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
 	"github.com/custody-gateway/custody/sim"
+	"github.com/custody-gateway/custody/telemetry"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -83,10 +87,15 @@ type app struct {
 	recorder     *gateway.LedgerRecorder
 	simURLs      map[string]string
 	adminKeyFile string
+	contam       *contamination.Detector
+	stopCanaries context.CancelFunc
 	closers      []func()
 }
 
 func (a *app) close() {
+	if a.stopCanaries != nil {
+		a.stopCanaries()
+	}
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
@@ -178,13 +187,100 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	models := make([]string, len(cfg.Models))
+	for i, m := range cfg.Models {
+		models[i] = m.Name
+	}
+	metrics := telemetry.NewMetrics(models)
+	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
 	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
-		Evidence: &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}}
+		Contamination: gateway.Detector{D: a.detector(cfg)},
+		Observer:      metrics,
+		KnownPaths:    a.knownPaths(),
+		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
+		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler()},
+	}
 	if cfg.Index.Backend == "postgres" {
 		// Replicas share the index: the replay check must too.
 		opts.SharedReplay = a.recorder.Claim
 	}
-	return gateway.New(opts)
+	gw, err := gateway.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := a.canaries(cfg, gw, metrics)
+	if err != nil {
+		return nil, err
+	}
+	gw.SetCanaries(runner)
+	return gw, nil
+}
+
+// detector is the contamination detector; it outlives reloads, so that
+// prompts remembered before a reload still protect the responses after.
+func (a *app) detector(cfg *config.Config) *contamination.Detector {
+	if a.contam == nil {
+		a.contam = contamination.New(contamination.Config{Warmup: cfg.Checks.ContaminationWarmup,
+			MaxPrompts: cfg.Checks.ContaminationMaxPrompts})
+	}
+	return a.contam
+}
+
+// knownPaths seeds path-change detection from the index's history.
+func (a *app) knownPaths() []gateway.Path {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	evs, err := a.index.Events(ctx, index.EventQuery{Type: index.EventPathChange, Limit: index.MaxLimit})
+	if err != nil {
+		a.logger.Warn("reading past path changes; every path will be new once", "err", err)
+		return nil
+	}
+	var paths []gateway.Path
+	for _, e := range evs {
+		if p, ok := gateway.ParsePath(e); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// canaries starts the canary runner of a gateway: scheduled when
+// canaries.interval is set, triggered by path changes in any case. A
+// reload stops the previous runner.
+func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
+	if a.stopCanaries != nil {
+		a.stopCanaries()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := canary.New(ctx, canary.Config{
+		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
+		Dir:       filepath.Join(cfg.DataDir, "canary"),
+		AddSecret: a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,
+		OnStatus: metrics.Canary,
+		OnEvent:  func(e canary.Event) { a.canaryEvent(e) },
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("canaries: %w", err)
+	}
+	if cfg.Canaries.Interval > 0 {
+		go r.Run(ctx)
+	}
+	a.stopCanaries = cancel
+	return r, nil
+}
+
+// canaryEvent puts a canary's failure, quarantine or recovery on the
+// event timeline.
+func (a *app) canaryEvent(e canary.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := a.index.AddEvents(ctx, index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
+		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)})
+	if err != nil {
+		a.logger.Error("recording a canary event", "err", err)
+	}
+	a.logger.Info("canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }
 
 // reloadOnHUP reloads the config file on SIGHUP: a valid file replaces
