@@ -48,6 +48,9 @@ func (x *exchange) forward() error {
 		}
 		if tried > 0 {
 			if !policy.MayFallback(x.policy) {
+				if custody.CodeOf(primaryErr) == custody.CodeRouteQuarantined {
+					return primaryErr // no permitted route is left
+				}
 				return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
 					Message: fmt.Sprintf("policy %s forbids fallback; the primary route (%s) failed: %s", x.policy.Name, tx.FallbackChain[0], clientError(primaryErr).Message)}
 			}

@@ -114,7 +114,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := map[string]any{
 		"id": id, "object": "chat.completion", "created": 1, "model": req.Model, "system_fingerprint": "fp_1",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "Hello there"}}},
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "Hello there. " + lastContent(req.Messages)}}},
 		"usage":   map[string]any{"prompt_tokens": usage, "completion_tokens": 2, "total_tokens": usage + 2},
 	}
 	if f.mutate != nil {
@@ -137,6 +137,14 @@ func o200k(t *testing.T) tokenize.Counter {
 		}
 	})
 	return o200kEnc
+}
+
+// lastContent is what the fake model "answers": it repeats the prompt.
+func lastContent(msgs []struct{ Role, Content string }) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	return msgs[len(msgs)-1].Content
 }
 
 type harness struct {

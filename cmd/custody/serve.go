@@ -89,7 +89,11 @@ type app struct {
 	adminKeyFile string
 	contam       *contamination.Detector
 	stopCanaries context.CancelFunc
-	closers      []func()
+	runner       *canary.Runner // of the gateway in force
+	// enrollDir overrides where identity enrollments live (the canary
+	// command runs on throwaway stores but the serve's enrollments).
+	enrollDir string
+	closers   []func()
 }
 
 func (a *app) close() {
@@ -104,7 +108,10 @@ func (a *app) close() {
 // start opens everything the config names, in dependency order, and
 // undoes what it opened if a later step fails.
 func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app, err error) {
-	a = &app{simURLs: map[string]string{}}
+	return startApp(ctx, cfg, logger, &app{simURLs: map[string]string{}})
+}
+
+func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *app) (_ *app, err error) {
 	defer func() {
 		if err != nil {
 			a.close()
@@ -213,6 +220,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		return nil, err
 	}
 	gw.SetCanaries(runner)
+	a.runner = runner
 	return gw, nil
 }
 
@@ -254,7 +262,7 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := canary.New(ctx, canary.Config{
 		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
-		Dir:       filepath.Join(cfg.DataDir, "canary"),
+		Dir:       a.canaryDir(cfg),
 		AddSecret: a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,
 		OnStatus: metrics.Canary,
 		OnEvent:  func(e canary.Event) { a.canaryEvent(e) },
@@ -268,6 +276,13 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 	}
 	a.stopCanaries = cancel
 	return r, nil
+}
+
+func (a *app) canaryDir(cfg *config.Config) string {
+	if a.enrollDir != "" {
+		return a.enrollDir
+	}
+	return filepath.Join(cfg.DataDir, "canary")
 }
 
 // canaryEvent puts a canary's failure, quarantine or recovery on the
@@ -378,13 +393,18 @@ func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, e
 func (a *app) startSim(cfg *config.Config, p *config.Provider, counter tokenize.Counter) (string, error) {
 	sc := sim.Config{Models: p.Sim.Models, Capacity: p.Sim.Capacity, AllowFaultHeader: p.Sim.AllowFaultHeader,
 		OwnershipTags: p.Sim.OwnershipTags, Variant: p.Sim.Variant, TokenDelay: p.Sim.TokenDelay, Counter: counter}
-	if len(sc.Models) == 0 {
-		// Serve every model routed to this provider.
-		for _, m := range cfg.Models {
-			for _, r := range m.Routes {
-				if r.Provider == p.Name {
-					sc.Models = append(sc.Models, r.Model)
-				}
+	// Serve every model routed to this provider and, unless told
+	// otherwise, hold exactly the capacity the config claims for them.
+	for _, m := range cfg.Models {
+		for _, r := range m.Routes {
+			if r.Provider != p.Name {
+				continue
+			}
+			if len(p.Sim.Models) == 0 {
+				sc.Models = append(sc.Models, r.Model)
+			}
+			if p.Sim.Capacity == 0 {
+				sc.Capacity = max(sc.Capacity, m.Capacity())
 			}
 		}
 	}

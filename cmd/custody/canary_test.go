@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func canaryConfig(fault, probes string) string {
+	sim := ""
+	if fault != "" {
+		sim = ", sim: {faults: [" + fault + "]}"
+	}
+	return `
+tenants: [{id: acme, api_keys: [sk-acme]}]
+canaries: {probes: [` + probes + `]}
+providers:
+  - {name: up, kind: sim, request_id_echo: x-request-id` + sim + `}
+models:
+  - {name: sim-1, context_window: 8192, routes: [{provider: up}]}
+`
+}
+
+// TestCanaryCommand: the honest upstream passes every probe; a model that
+// lies about its name after enrollment is caught by identity; an upstream
+// that answers an oversize prompt with 200 is caught by oversize.
+func TestCanaryCommand(t *testing.T) {
+	dir := t.TempDir()
+	honest := writeConfig(t, dir, canaryConfig("", "echo, needle, secret, identity, oversize"))
+	code, out, errOut := runCmd(t, dir, "canary", "--config", honest)
+	if code != 0 {
+		t.Fatalf("honest upstream failed its canaries: %d\n%s\n%s", code, out, errOut)
+	}
+	for _, probe := range []string{"echo", "needle", "secret", "identity", "oversize"} {
+		if !strings.Contains(out, probe) {
+			t.Errorf("table lacks probe %s:\n%s", probe, out)
+		}
+	}
+	for _, tc := range []struct{ fault, probe string }{
+		{"model-lie", "identity"},
+		{"snapshot-drift", "identity"},
+		{"oversize-200", "oversize"},
+		{"placeholder-substitution", "needle"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			code, out, errOut := runCmd(t, dir, "canary", "--config", writeConfig(t, dir, canaryConfig(tc.fault, tc.probe)))
+			if code != 1 {
+				t.Fatalf("%s not caught (exit %d):\n%s\n%s", tc.fault, code, out, errOut)
+			}
+			if !strings.Contains(out, tc.probe) || !strings.Contains(strings.ToLower(out), "fail") {
+				t.Errorf("table does not show %s failing:\n%s", tc.probe, out)
+			}
+		})
+	}
+	if code, _, errOut := runCmd(t, dir, "canary", "--config", honest, "--route", "nope/none"); code != 2 || !strings.Contains(errOut, "sim-1/up") {
+		t.Errorf("unknown route: %d %s", code, errOut)
+	}
+}
