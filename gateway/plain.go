@@ -93,7 +93,7 @@ func (x *exchange) checkModel(rt route) {
 	tx := x.tx
 	if tx.ResponseModel != "" && x.g.paths.observe(tx.RequestedModel, tx.Provider, tx.ResponseModel, tx.Fingerprint) {
 		tx.PathChange = true
-		if x.g.onPath != nil {
+		if x.g.onPath != nil && x.probe == nil { // a canary is already probing
 			go x.g.onPath(tx.RequestedModel, rt.index)
 		}
 	}
