@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var soakWords = strings.Fields(`the a of to and in is for on with as by at from that this be are was it or an
+report revenue quarter growth customer product market team plan risk budget forecast release incident
+service latency error request server database cache queue deploy rollback metric alert dashboard
+contract invoice payment supplier shipment warehouse order delivery schedule meeting review summary
+patient dosage clinic trial protocol sample result analysis variance regression model dataset feature
+function variable return loop string integer array struct interface method package import test build
+river mountain forest garden window kitchen morning evening winter summer holiday journey letter story`)
+
+// soakPrompt makes a prompt of about n words: shared boilerplate, then
+// text of its own with a nonce-like id.
+func soakPrompt(r *rand.Rand, n int) string {
+	var b strings.Builder
+	b.WriteString("You are a helpful assistant. Answer briefly and cite the ticket id. ")
+	fmt.Fprintf(&b, "Ticket T%dX%dQ%d: ", r.IntN(1e6), r.IntN(1e3), r.IntN(1e3))
+	for i := range n {
+		b.WriteString(soakWords[r.IntN(len(soakWords))])
+		if i%13 == 12 {
+			b.WriteString(". ")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// TestCleanSoak: clean traffic raises no alarm. 2,000 requests from two
+// tenants, plain and streamed, prompts from a few tokens to tens of
+// thousands, 16 at a time, through the real binary with default checks.
+func TestCleanSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak")
+	}
+	dir := t.TempDir()
+	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
+	const total, workers = 2000, 16
+	var (
+		next    atomic.Int64
+		alarms  []string
+		mu      sync.Mutex
+		streams atomic.Int64
+		longest atomic.Int64
+		wg      sync.WaitGroup
+	)
+	client := &http.Client{Timeout: 60 * time.Second}
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for {
+				i := next.Add(1)
+				if i > total {
+					return
+				}
+				n := 3 + r.IntN(60)
+				switch {
+				case i%50 == 0:
+					n = 12000 + r.IntN(8000) // tens of thousands of tokens
+				case i%7 == 0:
+					n = 500 + r.IntN(3000)
+				}
+				stream := i%3 == 0
+				key := []string{"sk-acme", "sk-beta"}[i%2]
+				req, _ := http.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(chatBody("sim-1", soakPrompt(r, n), stream)))
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := client.Do(req)
+				if err != nil {
+					mu.Lock()
+					alarms = append(alarms, err.Error())
+					mu.Unlock()
+					continue
+				}
+				var body strings.Builder
+				buf := make([]byte, 32<<10)
+				for {
+					m, err := resp.Body.Read(buf)
+					body.Write(buf[:m])
+					if err != nil {
+						break
+					}
+				}
+				resp.Body.Close()
+				verdict := resp.Header.Get("Custody-Verdict")
+				if stream {
+					streams.Add(1)
+					verdict = resp.Trailer.Get("Custody-Verdict")
+				}
+				if resp.StatusCode != 200 || verdict != "verified" || outcome(resp.StatusCode, body.String()) != "" {
+					mu.Lock()
+					alarms = append(alarms, fmt.Sprintf("request %d (%d words, stream %v): %d %s %s %.200s", i, n, stream,
+						resp.StatusCode, verdict, resp.Header.Get("Custody-Checks"), body.String()))
+					mu.Unlock()
+				}
+				if int64(n) > longest.Load() {
+					longest.Store(int64(n))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, a := range alarms[:min(len(alarms), 10)] {
+		t.Error(a)
+	}
+	if len(alarms) > 0 {
+		t.Fatalf("%d alarms on %d clean requests", len(alarms), total)
+	}
+	t.Logf("%d clean requests (%d streamed, longest prompt %d words) in %v: 0 alarms", total, streams.Load(), longest.Load(), time.Since(start).Round(time.Millisecond))
+}
