@@ -29,6 +29,7 @@ type Config struct {
 	Models    []Model    `yaml:"models"`
 	Policies  []Policy   `yaml:"policies"`
 	Canaries  Canaries   `yaml:"canaries"`
+	Webhooks  []Webhook  `yaml:"webhooks"`
 	Checks    Checks     `yaml:"checks"`
 }
 
@@ -178,6 +179,15 @@ type Policy struct {
 	RequirePinned bool `yaml:"require_pinned"`
 	// OnContamination is reject (default) or flag.
 	OnContamination string `yaml:"on_contamination"`
+}
+
+// Webhook receives custody's events, HMAC-signed (see package notify).
+type Webhook struct {
+	URL    string `yaml:"url"`
+	Secret string `yaml:"secret"`
+	// Events are the types sent: fallback, path_change, violation,
+	// canary. Empty means all.
+	Events []string `yaml:"events"`
 }
 
 // Canaries configures the probes of routes.

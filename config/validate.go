@@ -272,6 +272,20 @@ func (c *Config) Validate(file string) error {
 			bad(fmt.Sprintf("canaries.probes[%d]", i), "unknown probe %q (want one of %s)", p, strings.Join(probeNames, ", "))
 		}
 	}
+	for i, h := range c.Webhooks {
+		key := fmt.Sprintf("webhooks[%d]", i)
+		if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(key+".url", "%q is not an http(s) URL", h.URL)
+		}
+		if h.Secret == "" {
+			bad(key+".secret", "required: receivers verify deliveries with it")
+		}
+		for j, e := range h.Events {
+			if !slices.Contains([]string{"fallback", "path_change", "violation", "canary"}, e) {
+				bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation or canary)", e)
+			}
+		}
+	}
 	if c.Canaries.Interval < 0 {
 		bad("canaries.interval", "must not be negative")
 	}

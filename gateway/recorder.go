@@ -30,6 +30,9 @@ type LedgerRecorder struct {
 	low     atomic.Int64 // lowest leaf index dropped since the last reconcile; -1 none
 	// OnRecord, if set, is called after each durable append (metrics).
 	OnRecord func(tx *custody.Transaction)
+	// OnEvent, if set, is called with each event once it is indexed
+	// (webhooks), from the indexing goroutine: never on the request path.
+	OnEvent func(index.Event)
 
 	stop chan struct{}
 	done chan struct{}
@@ -138,6 +141,11 @@ func (r *LedgerRecorder) run() {
 				r.logger.Error("recording events failed", "n", len(evs), "err", err)
 			}
 			cancel()
+			if r.OnEvent != nil {
+				for _, e := range evs {
+					r.OnEvent(e)
+				}
+			}
 		}
 		for _, rec := range batch {
 			r.pending.Delete(rec.ID)

@@ -27,6 +27,7 @@ import (
 	"github.com/custody-gateway/custody/index/postgres"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/notify"
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/telemetry"
 	"github.com/custody-gateway/custody/tokenize"
@@ -87,6 +88,7 @@ type app struct {
 	recorder     *gateway.LedgerRecorder
 	simURLs      map[string]string
 	adminKeyFile string
+	notifier     atomic.Pointer[notify.Notifier] // of the config in force
 	contam       *contamination.Detector
 	stopCanaries context.CancelFunc
 	runner       *canary.Runner // of the gateway in force
@@ -100,6 +102,13 @@ func (a *app) close() {
 	if a.stopCanaries != nil {
 		a.stopCanaries()
 	}
+	defer func() {
+		if n := a.notifier.Load(); n != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			n.Close(ctx)
+			cancel()
+		}
+	}()
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
@@ -200,6 +209,8 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	metrics := telemetry.NewMetrics(models)
 	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
+	a.recorder.OnEvent = a.notify
+	a.setWebhooks(cfg)
 	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
@@ -223,6 +234,21 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	a.runner = runner
 	return gw, nil
 }
+
+// setWebhooks starts a notifier for cfg's webhooks, retiring the old one
+// (it finishes its deliveries in the background).
+func (a *app) setWebhooks(cfg *config.Config) {
+	var hooks []notify.Hook
+	for _, h := range cfg.Webhooks {
+		hooks = append(hooks, notify.Hook{URL: h.URL, Secret: h.Secret, Events: h.Events})
+	}
+	old := a.notifier.Swap(notify.New(notify.Config{Hooks: hooks, Logger: a.logger}))
+	if old != nil {
+		go old.Close(context.Background())
+	}
+}
+
+func (a *app) notify(e index.Event) { a.notifier.Load().Notify(e) }
 
 // detector is the contamination detector; it outlives reloads, so that
 // prompts remembered before a reload still protect the responses after.
@@ -288,13 +314,14 @@ func (a *app) canaryDir(cfg *config.Config) string {
 // canaryEvent puts a canary's failure, quarantine or recovery on the
 // event timeline.
 func (a *app) canaryEvent(e canary.Event) {
+	ev := index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
+		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := a.index.AddEvents(ctx, index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
-		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)})
-	if err != nil {
+	if err := a.index.AddEvents(ctx, ev); err != nil {
 		a.logger.Error("recording a canary event", "err", err)
 	}
+	a.notify(ev)
 	a.logger.Info("canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }
 
