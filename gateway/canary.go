@@ -42,7 +42,7 @@ func (g *Gateway) CanaryRoutes() []canary.Route {
 // health, and a path change triggers the route's probes. Call it before
 // serving.
 func (g *Gateway) SetCanaries(r *canary.Runner) {
-	g.health = r
+	g.health, g.canaries = r, r
 	if !g.cfg.Canaries.IgnorePathChanges {
 		g.onPath = r.Trigger
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/policy"
@@ -88,6 +89,7 @@ type Gateway struct {
 	onPath     func(model string, route int)
 	skipChecks bool
 	tracer     Tracer
+	canaries   *canary.Runner
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }
@@ -211,6 +213,8 @@ func New(o Options) (*Gateway, error) {
 	mux.Handle("/v1/completions", g.only(http.MethodPost, g.proxy(openaiCompletions)))
 	mux.Handle("/v1/embeddings", g.only(http.MethodPost, g.proxy(openaiEmbeddings)))
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
+	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
+	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))

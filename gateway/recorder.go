@@ -256,6 +256,11 @@ func eventsOf(recs []index.Record) []index.Event {
 			e.Type, e.Detail = "fallback", tx.FallbackHeader()
 			evs = append(evs, e)
 		}
+		if tx.Endpoint == EndpointReenroll {
+			e := base
+			e.Type, e.Detail = "canary", "reenrolled by an admin"
+			evs = append(evs, e)
+		}
 		if tx.PathChange {
 			e := base
 			e.Type, e.Detail = "path_change", tx.Provider+"|"+tx.ResponseModel+"|"+tx.Fingerprint

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func canaryConfig(fault, probes string) string {
@@ -53,5 +55,42 @@ func TestCanaryCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCmd(t, dir, "canary", "--config", honest, "--route", "nope/none"); code != 2 || !strings.Contains(errOut, "sim-1/up") {
 		t.Errorf("unknown route: %d %s", code, errOut)
+	}
+}
+
+// TestReenrollIsAnAdminActInTheLedger: re-enrollment is an explicit admin
+// action, recorded as a leaf and a canary event.
+func TestReenrollIsAnAdminActInTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, dir, "--config", writeConfig(t, dir, `
+admin_keys: [adm-test]
+tenants: [{id: acme, api_keys: [sk-acme]}]
+canaries: {probes: [identity]}
+providers: [{name: up, kind: sim}]
+models: [{name: sim-1, context_window: 8192, routes: [{provider: up}]}]
+`))
+	if r, _ := post(t, s.URL+"/v1/custody/canaries/reenroll", "sk-acme", `{"route":"sim-1/up"}`); r.StatusCode != 403 {
+		t.Fatalf("a tenant re-enrolled: %d", r.StatusCode)
+	}
+	resp, body := post(t, s.URL+"/v1/custody/canaries/reenroll", "adm-test", `{"route":"sim-1/up"}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, "request_id") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var out struct {
+		RequestID string `json:"request_id"`
+	}
+	json.Unmarshal([]byte(body), &out)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, recs := get(t, s.URL+"/v1/custody/records?request_id="+out.RequestID, "adm-test")
+		_, evs := get(t, s.URL+"/v1/custody/events?type=canary", "adm-test")
+		if strings.Contains(recs, "custody.canary.reenroll") && strings.Contains(evs, "reenrolled") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("re-enrollment not recorded:\n%s\n%s", recs, evs)
+		}
+	}
+	if r, b := get(t, s.URL+"/v1/custody/canaries", "adm-test"); r.StatusCode != 200 || !strings.Contains(b, "sim-1/up") {
+		t.Fatalf("canary status: %d %s", r.StatusCode, b)
 	}
 }
