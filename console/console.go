@@ -166,7 +166,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// one stylesheet of its own.
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	c.mux.ServeHTTP(w, r)
 }
