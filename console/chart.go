@@ -107,7 +107,7 @@ func mixChart(mix []map[string]int, since time.Time, width time.Duration) (templ
 	}
 	fmt.Fprintf(&b, `<text x="0" y="%g" class="axis">%s</text>`, h+pad-3, since.UTC().Format("Jan 2 15:04Z"))
 	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end" class="axis">now</text>`, w, h+pad-3)
-	fmt.Fprintf(&b, `<text x="%g" y="12" text-anchor="end" class="axis">peak %d</text>`, w, peak)
+	fmt.Fprintf(&b, `<text x="2" y="10" class="axis">peak %d per slice</text>`, peak)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()), legend
 }

@@ -277,6 +277,14 @@ func testOverview(t *testing.T, e *env) {
 			t.Errorf("overview lacks %s", want)
 		}
 	}
+	for _, c := range []struct {
+		window string
+		status int
+	}{{"1h", 200}, {"7d", 200}, {"1y", 400}, {"<b>", 400}} {
+		if resp, page := o.get("/ui/?window=" + url.QueryEscape(c.window)); resp.StatusCode != c.status || (c.status == 200 && !strings.Contains(page, `class="here">`+c.window)) {
+			t.Errorf("window %s: %d", c.window, resp.StatusCode)
+		}
+	}
 	resp, css := o.get("/ui/static/console.css")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || strings.Contains(css, "url(") {
 		t.Errorf("stylesheet: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))

@@ -24,6 +24,12 @@ type overviewData struct {
 	Records      int
 	Truncated    bool // MaxRecords reached: older records in the window are not counted
 	Models       []*modelStats
+	Windows      []window
+}
+
+type window struct {
+	Name string
+	D    time.Duration
 }
 
 type modelStats struct {
@@ -69,9 +75,20 @@ func (c *Console) records(ctx context.Context, since, until time.Time) ([]index.
 	return all, true, nil
 }
 
+// windows are the spans the overview offers besides the configured one.
+var windows = []window{{"1h", time.Hour}, {"6h", 6 * time.Hour}, {"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}}
+
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) error {
+	span := c.cfg.Window
+	if v := r.URL.Query().Get("window"); v != "" {
+		i := slices.IndexFunc(windows, func(w window) bool { return w.Name == v })
+		if i < 0 {
+			return &httpError{status: http.StatusBadRequest, msg: "window must be 1h, 6h, 24h or 7d"}
+		}
+		span = windows[i].D
+	}
 	until := c.now()
-	since := until.Add(-c.cfg.Window)
+	since := until.Add(-span)
 	recs, truncated, err := c.records(r.Context(), since, until.Add(time.Second))
 	if err != nil {
 		return err
@@ -80,7 +97,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) error {
 	if c.cfg.Health != nil {
 		health = c.cfg.Health()
 	}
-	return c.render(w, r, http.StatusOK, "overview", summarize(recs, health, since, until, truncated))
+	d := summarize(recs, health, since, until, truncated)
+	d.Windows = windows
+	return c.render(w, r, http.StatusOK, "overview", d)
 }
 
 // summarize aggregates records (and canary health) per model and route.

@@ -76,7 +76,7 @@ func (s *sessions) valid(tok string) bool {
 	if !ok {
 		return false
 	}
-	enc := base64.RawURLEncoding
+	enc := base64.RawURLEncoding.Strict() // one spelling per token
 	payload, err1 := enc.DecodeString(p)
 	sum, err2 := enc.DecodeString(m)
 	if err1 != nil || err2 != nil || len(payload) != 24 {
