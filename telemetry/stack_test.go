@@ -42,7 +42,7 @@ func (m *memRecorder) Record(_ context.Context, tx *custody.Transaction) error {
 // honestly, "liar-1" by a simulator that silently swaps the model (a
 // rejection), and "fallback-1" by a broken route then the honest one.
 type stack struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
 	logs     *syncBuffer
 	upstream *headerLog
@@ -97,7 +97,7 @@ func (l *headerLog) traceparents() []string {
 	return append([]string(nil), l.tp...)
 }
 
-func newStack(t *testing.T, obs gateway.Observer, tr gateway.Tracer) *stack {
+func newStack(t testing.TB, obs gateway.Observer, tr gateway.Tracer) *stack {
 	t.Helper()
 	counter, err := tokenize.Lookup("o200k_base")
 	if err != nil {

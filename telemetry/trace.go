@@ -90,6 +90,18 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// Flush exports the spans still batched, and keeps exporting. It is
+// safe on a nil Tracer.
+func (t *Tracer) Flush(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	if err := t.tp.ForceFlush(ctx); err != nil {
+		return fmt.Errorf("telemetry: flushing traces: %w", err)
+	}
+	return nil
+}
+
 // StartTransaction begins the transaction's span (server kind),
 // continuing the client's W3C traceparent if it sent one.
 func (t *Tracer) StartTransaction(r *http.Request) (context.Context, func(tx *custody.Transaction)) {
@@ -133,13 +145,14 @@ func (t *Tracer) StartAttempt(ctx context.Context, provider, model string) (stri
 // finished transaction. finish_reasons are not kept in a Transaction, so
 // gen_ai.response.finish_reasons is omitted.
 func transactionAttributes(tx *custody.Transaction) []attribute.KeyValue {
-	as := []attribute.KeyValue{
+	as := make([]attribute.KeyValue, 0, 14)
+	as = append(as,
 		attribute.String("gen_ai.request.model", tx.RequestedModel),
 		attribute.String("custody.verdict", string(tx.Verdict)),
 		attribute.StringSlice("custody.check_codes", checkCodes(tx)),
 		attribute.String("custody.receipt_id", tx.ID),
 		attribute.String("custody.fallback", tx.FallbackHeader()),
-	}
+	)
 	if op := operation(tx.Endpoint); op != "" {
 		as = append(as, attribute.String("gen_ai.operation.name", op))
 	}

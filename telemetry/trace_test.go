@@ -10,14 +10,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/custody-gateway/custody"
 )
 
 // collector is a test OTLP/HTTP endpoint keeping every export raw.
@@ -241,6 +246,49 @@ func checkSpans(t *testing.T, spans []*tracepb.Span, clientTrace, clientSpan str
 			}
 			if _, ok := a["gen_ai.response.finish_reasons"]; ok {
 				t.Error("finish_reasons set though a Transaction does not hold them")
+			}
+		})
+	}
+}
+
+// TestAttemptErrorsCarryNoText: an upstream error may quote the prompt,
+// so an attempt's span keeps only the error's code.
+func TestAttemptErrorsCarryNoText(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"plain error", fmt.Errorf("upstream said: %s", marker), "upstream_error"},
+		{"custody error", custody.Errorf(custody.CodeUpstreamTimeout, "timed out on %s", marker), string(custody.CodeUpstreamTimeout)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tr := NewTracerWith(exp, nil)
+			_, end := tr.StartAttempt(context.Background(), "sim", "sim-1")
+			end(502, c.err)
+			defer tr.Shutdown(context.Background())
+			if err := tr.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			spans := exp.GetSpans()
+			if len(spans) != 1 {
+				t.Fatalf("%d spans", len(spans))
+			}
+			s := spans[0]
+			if s.Status.Code != codes.Error || s.Status.Description != c.want {
+				t.Errorf("status %v %q, want error %q", s.Status.Code, s.Status.Description, c.want)
+			}
+			for _, kv := range s.Attributes {
+				if strings.Contains(kv.Value.Emit(), marker) {
+					t.Errorf("attribute %s carries the error text", kv.Key)
+				}
+				if kv.Key == "error.type" && kv.Value.AsString() != c.want {
+					t.Errorf("error.type %q", kv.Value.AsString())
+				}
+			}
+			if len(s.Events) != 0 {
+				t.Errorf("events %v: an error event would carry the text", s.Events)
 			}
 		})
 	}
