@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"slices"
@@ -18,7 +19,7 @@ const noneColour = "#9e9e9e"
 
 type legendEntry struct {
 	Name   string
-	Count  int
+	Count  int64
 	Swatch template.HTML
 }
 
@@ -27,7 +28,7 @@ func swatch(colour string) template.HTML {
 }
 
 // verdictBar is a 100% bar of verified, flagged and rejected.
-func verdictBar(verified, flagged, rejected int) template.HTML {
+func verdictBar(verified, flagged, rejected int64) template.HTML {
 	const w, h = 300.0, 14.0
 	total := verified + flagged + rejected
 	var b strings.Builder
@@ -37,7 +38,7 @@ func verdictBar(verified, flagged, rejected int) template.HTML {
 	}
 	x := 0.0
 	for _, s := range []struct {
-		n      int
+		n      int64
 		name   string
 		colour string
 	}{{verified, "verified", "#2e7d32"}, {flagged, "flagged", "#f9a825"}, {rejected, "rejected", "#c62828"}} {
@@ -54,11 +55,11 @@ func verdictBar(verified, flagged, rejected int) template.HTML {
 
 // mixChart stacks, for each time bucket, the count of each effective
 // model; colours follow the legend, most used model first.
-func mixChart(mix []map[string]int, since time.Time, width time.Duration) (template.HTML, []legendEntry) {
-	totals := map[string]int{}
-	peak := 0
+func mixChart(mix []map[string]int64, since time.Time, width time.Duration) (template.HTML, []legendEntry) {
+	totals := map[string]int64{}
+	var peak int64
 	for _, m := range mix {
-		sum := 0
+		var sum int64
 		for name, n := range m {
 			totals[name] += n
 			sum += n
@@ -70,10 +71,7 @@ func mixChart(mix []map[string]int, since time.Time, width time.Duration) (templ
 		names = append(names, name)
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		if totals[a] != totals[b] {
-			return totals[b] - totals[a]
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(totals[b], totals[a]), strings.Compare(a, b))
 	})
 	colour := map[string]string{}
 	var legend []legendEntry

@@ -63,8 +63,6 @@ type Config struct {
 	SecureCookie bool
 	// Window is the span of the overview; 0 means 24 hours.
 	Window time.Duration
-	// MaxRecords bounds the records the overview reads; 0 means 5000.
-	MaxRecords int
 	// MaxUpload bounds a receipt check's form (receipt, request and
 	// response bytes); 0 means 64 MiB.
 	MaxUpload int64
@@ -111,9 +109,6 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = 24 * time.Hour
-	}
-	if cfg.MaxRecords <= 0 {
-		cfg.MaxRecords = 5000
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = 64 << 20
@@ -238,7 +233,7 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"pct": func(n, of int) string {
+	"pct": func(n, of int64) string {
 		if of == 0 {
 			return "—"
 		}

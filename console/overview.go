@@ -2,7 +2,6 @@ package console
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -21,8 +20,7 @@ const buckets = 24
 type overviewData struct {
 	Since, Until time.Time
 	Window       time.Duration
-	Records      int
-	Truncated    bool // MaxRecords reached: older records in the window are not counted
+	Records      int64
 	Models       []*modelStats
 	Windows      []window
 }
@@ -34,15 +32,14 @@ type window struct {
 
 type modelStats struct {
 	Name                                      string
-	Total, Verified, Flagged, Rejected, Fallb int
-	Canary                                    int
+	Total, Verified, Flagged, Rejected, Fallb int64
 	Routes                                    []*routeStats
 	Health                                    []RouteHealth
 	Verdicts, Mix                             template.HTML
 	Legend                                    []legendEntry
 
 	routes map[routeKey]*routeStats
-	mix    [buckets]map[string]int
+	mix    [buckets]map[string]int64
 }
 
 type routeKey struct {
@@ -53,26 +50,7 @@ type routeKey struct {
 type routeStats struct {
 	Route                                     int
 	Provider                                  string
-	Total, Verified, Flagged, Rejected, Fallb int
-}
-
-// records reads the window's records, newest first, at most MaxRecords.
-func (c *Console) records(ctx context.Context, since, until time.Time) ([]index.Record, bool, error) {
-	var all []index.Record
-	q := index.Query{Since: since, Until: until, Limit: index.MaxLimit}
-	for len(all) < c.cfg.MaxRecords {
-		q.Limit = min(index.MaxLimit, c.cfg.MaxRecords-len(all))
-		page, err := c.cfg.Index.Search(ctx, q)
-		if err != nil {
-			return nil, false, fmt.Errorf("searching the index: %w", err)
-		}
-		all = append(all, page...)
-		if len(page) < q.Limit {
-			return all, false, nil
-		}
-		q.Before = page[len(page)-1].ID
-	}
-	return all, true, nil
+	Total, Verified, Flagged, Rejected, Fallb int64
 }
 
 // windows are the spans the overview offers besides the configured one.
@@ -89,22 +67,23 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) error {
 	}
 	until := c.now()
 	since := until.Add(-span)
-	recs, truncated, err := c.records(r.Context(), since, until.Add(time.Second))
+	rows, err := c.cfg.Index.Stats(r.Context(), index.StatsQuery{Since: since, Until: until.Add(time.Nanosecond), Buckets: buckets})
 	if err != nil {
-		return err
+		return fmt.Errorf("reading the index's stats: %w", err)
 	}
 	var health []RouteHealth
 	if c.cfg.Health != nil {
 		health = c.cfg.Health()
 	}
-	d := summarize(recs, health, since, until, truncated)
+	d := summarize(rows, health, since, until)
 	d.Windows = windows
 	return c.render(w, r, http.StatusOK, "overview", d)
 }
 
-// summarize aggregates records (and canary health) per model and route.
-func summarize(recs []index.Record, health []RouteHealth, since, until time.Time, truncated bool) *overviewData {
-	d := &overviewData{Since: since.UTC(), Until: until.UTC(), Window: until.Sub(since), Records: len(recs), Truncated: truncated}
+// summarize folds the index's counts (and canary health) per model and
+// route; rows' buckets are slices of [since, until].
+func summarize(rows []index.StatsRow, health []RouteHealth, since, until time.Time) *overviewData {
+	d := &overviewData{Since: since.UTC(), Until: until.UTC(), Window: until.Sub(since)}
 	models := map[string]*modelStats{}
 	get := func(name string) *modelStats {
 		m := models[name]
@@ -114,30 +93,22 @@ func summarize(recs []index.Record, health []RouteHealth, since, until time.Time
 		}
 		return m
 	}
-	width := until.Sub(since) / buckets
-	for i := range recs {
-		tx := &recs[i].Transaction
-		m := get(tx.RequestedModel)
-		rk := routeKey{tx.Route, tx.Provider}
+	for _, row := range rows {
+		m := get(row.RequestedModel)
+		rk := routeKey{row.Route, row.Provider}
 		rs := m.routes[rk]
 		if rs == nil {
-			rs = &routeStats{Route: tx.Route, Provider: tx.Provider}
+			rs = &routeStats{Route: row.Route, Provider: row.Provider}
 			m.routes[rk] = rs
 		}
-		fallback := len(tx.FallbackChain) > 1 && tx.Status == http.StatusOK
-		count(&m.Total, &m.Verified, &m.Flagged, &m.Rejected, &m.Fallb, tx.Verdict, fallback)
-		count(&rs.Total, &rs.Verified, &rs.Flagged, &rs.Rejected, &rs.Fallb, tx.Verdict, fallback)
-		if tx.Canary {
-			m.Canary++
-		}
-		if width > 0 {
-			b := int(tx.Time.Sub(since) / width)
-			if b >= 0 && b < buckets {
-				if m.mix[b] == nil {
-					m.mix[b] = map[string]int{}
-				}
-				m.mix[b][effectiveModel(tx)]++
+		count(&m.Total, &m.Verified, &m.Flagged, &m.Rejected, &m.Fallb, row)
+		count(&rs.Total, &rs.Verified, &rs.Flagged, &rs.Rejected, &rs.Fallb, row)
+		d.Records += row.Count
+		if row.Bucket >= 0 && row.Bucket < buckets {
+			if m.mix[row.Bucket] == nil {
+				m.mix[row.Bucket] = map[string]int64{}
 			}
+			m.mix[row.Bucket][effectiveModel(row)] += row.Count
 		}
 	}
 	for _, h := range health {
@@ -155,37 +126,33 @@ func summarize(recs []index.Record, health []RouteHealth, since, until time.Time
 			return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Probe, b.Probe))
 		})
 		m.Verdicts = verdictBar(m.Verified, m.Flagged, m.Rejected)
-		m.Mix, m.Legend = mixChart(m.mix[:], since, width)
+		m.Mix, m.Legend = mixChart(m.mix[:], since, until.Sub(since)/buckets)
 		d.Models = append(d.Models, m)
 	}
 	slices.SortFunc(d.Models, func(a, b *modelStats) int { return cmp.Compare(a.Name, b.Name) })
 	return d
 }
 
-func count(total, verified, flagged, rejected, fallbacks *int, v custody.Verdict, fallback bool) {
-	*total++
-	switch v {
+func count(total, verified, flagged, rejected, fallbacks *int64, row index.StatsRow) {
+	*total += row.Count
+	switch row.Verdict {
 	case custody.Verified:
-		*verified++
+		*verified += row.Count
 	case custody.Flagged:
-		*flagged++
+		*flagged += row.Count
 	case custody.Rejected:
-		*rejected++
+		*rejected += row.Count
 	}
-	if fallback {
-		*fallbacks++
+	if row.Fallback {
+		*fallbacks += row.Count
 	}
 }
 
-// effectiveModel is the model that answered: what the upstream reported,
-// else what custody asked it for, else "none" (rejected before any
-// upstream answered).
-func effectiveModel(tx *custody.Transaction) string {
-	switch {
-	case tx.ResponseModel != "":
-		return tx.ResponseModel
-	case tx.UpstreamModel != "" && tx.Status == http.StatusOK:
-		return tx.UpstreamModel
+// effectiveModel is the model that answered, as the upstream reported
+// it, or "none" when no upstream answer named one.
+func effectiveModel(row index.StatsRow) string {
+	if row.ResponseModel != "" {
+		return row.ResponseModel
 	}
 	return "none"
 }

@@ -82,41 +82,35 @@ func FuzzSessionToken(f *testing.F) {
 	})
 }
 
-func rec(id, model, provider, resp string, route int, v custody.Verdict, at time.Time, chain ...string) index.Record {
-	return index.Record{Transaction: custody.Transaction{ID: id, RequestedModel: model, Provider: provider, ResponseModel: resp,
-		Route: route, Verdict: v, Time: at, Status: 200, FallbackChain: chain}}
-}
-
 func TestSummarize(t *testing.T) {
 	until := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	since := until.Add(-24 * time.Hour)
-	recs := []index.Record{
-		rec("1", "m", "a", "m-0827", 0, custody.Verified, since.Add(30*time.Minute)),
-		rec("2", "m", "a", "m-0901", 0, custody.Flagged, until.Add(-time.Minute)),
-		rec("3", "m", "b", "m-0827", 1, custody.Verified, until.Add(-time.Minute), "a", "b"),
-		rec("4", "n", "", "", -1, custody.Rejected, until.Add(-time.Minute)),
+	rows := []index.StatsRow{
+		{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: custody.Verified, Count: 1},
+		{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: custody.Flagged, Count: 1},
+		{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3},
+		{Bucket: buckets - 1, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Count: 1},
 	}
-	recs[3].Status = 502
-	d := summarize(recs, []RouteHealth{{Model: "n", Route: 0, Probe: "identity"}}, since, until, false)
-	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" {
-		t.Fatalf("models %+v", d.Models)
+	d := summarize(rows, []RouteHealth{{Model: "n", Route: 0, Probe: "identity"}}, since, until)
+	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" || d.Records != 6 {
+		t.Fatalf("models %+v, %d records", d.Models, d.Records)
 	}
 	m, n := d.Models[0], d.Models[1]
 	for _, c := range []struct {
 		name      string
-		got, want int
+		got, want int64
 	}{
-		{"m total", m.Total, 3}, {"m verified", m.Verified, 2}, {"m flagged", m.Flagged, 1}, {"m fallbacks", m.Fallb, 1},
-		{"m routes", len(m.Routes), 2}, {"m route 1 fallbacks", m.Routes[1].Fallb, 1},
+		{"m total", m.Total, 5}, {"m verified", m.Verified, 4}, {"m flagged", m.Flagged, 1}, {"m fallbacks", m.Fallb, 3},
+		{"m routes", int64(len(m.Routes)), 2}, {"m route 1 fallbacks", m.Routes[1].Fallb, 3},
 		{"m first slice m-0827", m.mix[0]["m-0827"], 1}, {"m last slice m-0901", m.mix[buckets-1]["m-0901"], 1},
-		{"m last slice m-0827", m.mix[buckets-1]["m-0827"], 1},
-		{"n rejected", n.Rejected, 1}, {"n none answered", n.mix[buckets-1]["none"], 1}, {"n health", len(n.Health), 1},
+		{"m last slice m-0827", m.mix[buckets-1]["m-0827"], 3},
+		{"n rejected", n.Rejected, 1}, {"n none answered", n.mix[buckets-1]["none"], 1}, {"n health", int64(len(n.Health)), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	if len(m.Legend) != 2 || m.Legend[0].Name != "m-0827" || m.Legend[0].Count != 2 {
+	if len(m.Legend) != 2 || m.Legend[0].Name != "m-0827" || m.Legend[0].Count != 4 {
 		t.Errorf("legend %+v: most used first", m.Legend)
 	}
 }
@@ -126,7 +120,7 @@ func TestSummarize(t *testing.T) {
 func TestChartEscapes(t *testing.T) {
 	now := time.Now()
 	evil := `<script>alert(1)</script>`
-	d := summarize([]index.Record{rec("1", "m", "a", evil, 0, custody.Rejected, now.Add(-time.Minute))}, nil, now.Add(-time.Hour), now, false)
+	d := summarize([]index.StatsRow{{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}, nil, now.Add(-time.Hour), now)
 	svg := string(d.Models[0].Mix)
 	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("unescaped model name in the chart: %s", svg)
