@@ -82,6 +82,10 @@ func (s *sessions) valid(tok string) bool {
 	if err1 != nil || err2 != nil || len(payload) != 24 {
 		return false
 	}
+	// The decoder skips \r and \n: only the canonical spelling is the token.
+	if enc.EncodeToString(payload) != p || enc.EncodeToString(sum) != m {
+		return false
+	}
 	if !hmac.Equal(sum, s.mac("custody-console-session", payload)) {
 		return false
 	}
