@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/custody-gateway/custody"
@@ -23,7 +24,7 @@ type eventsData struct {
 
 func (c *Console) events(w http.ResponseWriter, r *http.Request) error {
 	d := eventsData{Type: r.URL.Query().Get("type"), Types: eventTypes}
-	if d.Type != "" && !contains(eventTypes, d.Type) {
+	if d.Type != "" && !slices.Contains(eventTypes, d.Type) {
 		return &httpError{status: http.StatusBadRequest, msg: "unknown event type"}
 	}
 	evs, err := c.cfg.Index.Events(r.Context(), index.EventQuery{Type: d.Type, Limit: 500})
@@ -32,15 +33,6 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Events = evs
 	return c.render(w, r, http.StatusOK, "events", d)
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 type recordData struct {
