@@ -44,6 +44,11 @@ type Index interface {
 	// first (by Time, then request id descending).
 	Search(ctx context.Context, q Query) ([]Record, error)
 
+	// Stats counts the records of q's span by bucket, requested model,
+	// route, provider, response model, verdict and fallback, in that
+	// order: the overview of the console, computed by the store.
+	Stats(ctx context.Context, q StatsQuery) ([]StatsRow, error)
+
 	// AddEvents appends events to the timeline; their ID and, if zero,
 	// their Time are assigned by the index.
 	AddEvents(ctx context.Context, evs ...Event) error

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 		{"Paging", testPaging},
 		{"LimitClamp", testLimitClamp},
 		{"Events", testEvents},
+		{"Stats", testStats},
 		{"ClaimFirstWins", testClaimFirstWins},
 		{"ClaimExpiry", testClaimExpiry},
 		{"ClaimConcurrent", testClaimConcurrent},

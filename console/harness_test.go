@@ -1,0 +1,239 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/gateway"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/sqlite"
+	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/sim"
+	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/upstream"
+)
+
+const (
+	adminKey = "adm-console-test-key"
+	// marker is in every prompt sent; no page may show it.
+	marker = "PROMPT-MARKER-51d2e8"
+)
+
+const testConfig = `
+admin_keys: [ADMIN]
+tenants:
+  - {id: acme, api_keys: [sk-acme], policy: open}
+providers:
+  - {name: sim, kind: openai, base_url: "SIM", request_id_echo: x-request-id, timeout: 5s}
+  - {name: liar, kind: openai, base_url: "LIAR", timeout: 5s}
+  - {name: broken, kind: openai, base_url: "BROKEN", timeout: 5s}
+models:
+  - {name: sim-1, tokenizer: o200k_base, context_window: 32768, routes: [{provider: sim, model: sim-1}]}
+  - {name: liar-1, tokenizer: o200k_base, context_window: 32768, routes: [{provider: liar, model: sim-1}]}
+  - {name: fallback-1, tokenizer: o200k_base, context_window: 32768, routes: [{provider: broken, model: sim-1}, {provider: sim, model: sim-1}]}
+policies:
+  - {name: open, fallback: allow}
+`
+
+var (
+	counterOnce sync.Once
+	counter     tokenize.Counter
+)
+
+// env is a real gateway (sim upstreams, ledger, sqlite index) with the
+// console mounted at /ui/, after some traffic.
+type env struct {
+	t       *testing.T
+	srv     *httptest.Server
+	console *Console
+	idx     index.Index
+	log     *ledger.Log
+	// sent are the transactions sent, by request id: the exact request
+	// and response bytes, for the receipt check.
+	sent map[string]exchange
+	ids  struct{ verified, rejected, fallback string }
+}
+
+type exchange struct {
+	model             string
+	request, response []byte
+	verdict           string
+}
+
+func newEnv(t *testing.T, tls bool) *env {
+	t.Helper()
+	ctx := context.Background()
+	counterOnce.Do(func() {
+		var err error
+		if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	newSim := func(faults ...sim.Fault) http.Handler {
+		s, err := sim.New(sim.Config{Models: []string{"sim-1"}, Counter: counter, Faults: faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	honest := httptest.NewServer(newSim())
+	liar := httptest.NewServer(newSim(sim.FaultSilentFallback))
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"down","type":"server_error"}}`, http.StatusInternalServerError)
+	}))
+	for _, s := range []*httptest.Server{honest, liar, broken} {
+		t.Cleanup(s.Close)
+	}
+	yaml := strings.NewReplacer("ADMIN", adminKey, "SIM", honest.URL+"/v1", "LIAR", liar.URL+"/v1", "BROKEN", broken.URL+"/v1").Replace(testConfig)
+	cfg, err := config.Parse("test.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	lg, err := ledger.Open(ctx, ledger.Config{Dir: filepath.Join(dir, "ledger"), CheckpointInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lg.Close(context.Background()) })
+	idx, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rec, err := gateway.NewLedgerRecorder(ctx, lg, idx, []string{"acme"}, "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rec.Close)
+	clients := map[string]*upstream.Client{}
+	for _, p := range cfg.Providers {
+		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: p.BaseURL, Timeout: p.Timeout,
+			RequestIDEcho: p.RequestIDEcho, BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
+	}
+	src, err := ledger.OpenSource(filepath.Join(dir, "ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gw *gateway.Gateway
+	con, err := New(Config{
+		IsAdminKey:    func(k string) bool { return gw.IsAdminKey(k) },
+		Index:         idx,
+		Log:           lg,
+		VerifyReceipt: LedgerVerifier(src, lg.Verifier()),
+		Health: func() []RouteHealth {
+			return []RouteHealth{
+				{Model: "sim-1", Route: 0, Provider: "sim", Probe: "identity", OK: true, Checked: time.Now()},
+				{Model: "liar-1", Route: 0, Provider: "liar", Probe: "identity", OK: false, Detail: "p=0.0001", Checked: time.Now()},
+			}
+		},
+		Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err = gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: rec, Logger: logger,
+		Evidence: &gateway.Evidence{Recorder: rec, Index: idx, Log: lg},
+		Mounts:   map[string]http.Handler{Prefix: con}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}}
+	if tls {
+		e.srv = httptest.NewTLSServer(gw)
+	} else {
+		e.srv = httptest.NewServer(gw)
+	}
+	t.Cleanup(e.srv.Close)
+	e.traffic()
+	return e
+}
+
+// traffic sends two honest calls, one stream, one rejection and one
+// fallback, then waits until the index holds them and the log has
+// integrated them.
+func (e *env) traffic() {
+	t := e.t
+	for i, c := range []struct{ model, verdict string }{
+		{"sim-1", "verified"}, {"sim-1", "verified"}, {"liar-1", "rejected"}, {"fallback-1", "verified"},
+	} {
+		body, _ := json.Marshal(map[string]any{"model": c.model,
+			"messages": []any{map[string]any{"role": "user", "content": "Question " + marker + " number " + string(rune('a'+i))}}})
+		resp, respBody := e.do("POST", "/v1/chat/completions", "sk-acme", body)
+		id := resp.Header.Get("Custody-Request-Id")
+		if got := resp.Header.Get("Custody-Verdict"); got != c.verdict || id == "" {
+			t.Fatalf("%s: verdict %q id %q: %s", c.model, got, id, respBody)
+		}
+		e.sent[id] = exchange{model: c.model, request: body, response: respBody, verdict: c.verdict}
+		switch {
+		case c.verdict == "rejected":
+			e.ids.rejected = id
+		case c.model == "fallback-1":
+			e.ids.fallback = id
+		default:
+			e.ids.verified = id
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		recs, err := e.idx.Search(context.Background(), index.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == len(e.sent) && e.log.Size() >= uint64(len(e.sent)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("index holds %d records, log %d leaves; want %d", len(recs), e.log.Size(), len(e.sent))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A receipt carries its inclusion proof once a checkpoint covers it.
+	for time.Now().Before(deadline) {
+		_, b := e.do("GET", "/v1/custody/receipts/"+e.ids.verified, "sk-acme", nil)
+		if bytes.Contains(b, []byte(`"checkpoint"`)) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no checkpoint covers the traffic")
+}
+
+func (e *env) do(method, path, key string, body []byte) (*http.Response, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// receipt is the tenant's receipt of id, from the gateway's API.
+func (e *env) receipt(id string) []byte {
+	e.t.Helper()
+	resp, b := e.do("GET", "/v1/custody/receipts/"+id, "sk-acme", nil)
+	if resp.StatusCode != 200 {
+		e.t.Fatalf("receipt %s: %d %s", id, resp.StatusCode, b)
+	}
+	return b
+}
