@@ -83,14 +83,10 @@ func (k *keyring) tenant(r *http.Request) (*config.Tenant, error) {
 	return nil, custody.Errorf(custody.CodeUnauthorized, "unknown API key")
 }
 
-// admin authenticates an admin request, by bearer key or console cookie.
+// admin authenticates an admin request by its bearer key. (The console
+// has its own signed sessions; an admin key never travels in a cookie.)
 func (k *keyring) admin(r *http.Request) error {
 	key, ok := bearer(r)
-	if !ok {
-		if c, err := r.Cookie(adminCookie); err == nil {
-			key, ok = c.Value, true
-		}
-	}
 	if !ok {
 		return custody.Errorf(custody.CodeUnauthorized, "missing admin key")
 	}
@@ -111,8 +107,6 @@ func (k *keyring) isAdmin(key string) bool {
 	}
 	return found == 1
 }
-
-const adminCookie = "custody_admin"
 
 func isLoopback(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)

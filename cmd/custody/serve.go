@@ -21,6 +21,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/console"
 	"github.com/custody-gateway/custody/contamination"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
@@ -92,6 +93,8 @@ type app struct {
 	contam       *contamination.Detector
 	stopCanaries context.CancelFunc
 	runner       *canary.Runner // of the gateway in force
+	tracer       *telemetry.Tracer
+	logSource    ledger.LogSource // the ledger's own files, for the console's receipt checks
 	// enrollDir overrides where identity enrollments live (the canary
 	// command runs on throwaway stores but the serve's enrollments).
 	enrollDir string
@@ -182,6 +185,21 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	a.closers = append(a.closers, a.recorder.Close)
 
 	a.cfg, a.logger = cfg, logger
+	if a.tracer, err = telemetry.NewTracer(ctx); err != nil { // nil unless OTEL_EXPORTER_OTLP_* is set
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if a.tracer != nil {
+		a.closers = append(a.closers, func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := a.tracer.Shutdown(cctx); err != nil {
+				logger.Warn("flushing traces", "err", err)
+			}
+		})
+	}
+	if a.logSource, err = ledger.OpenSource(filepath.Join(cfg.DataDir, "ledger")); err != nil {
+		return nil, fmt.Errorf("opening the log for receipt checks: %w", err)
+	}
 	gw, err := a.buildGateway(cfg)
 	if err != nil {
 		return nil, err
@@ -211,28 +229,58 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
 	a.recorder.OnEvent = a.notify
 	a.setWebhooks(cfg)
+	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
+	var runner *canary.Runner
+	con, err := console.New(console.Config{
+		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
+		Index:         a.index,
+		Log:           a.log,
+		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
+		Health:        func() []console.RouteHealth { return routeHealth(runner) },
+		Logger:        a.logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
 		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
-		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler()},
+		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
+	}
+	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
+		opts.Tracer = a.tracer
 	}
 	if cfg.Index.Backend == "postgres" {
 		// Replicas share the index: the replay check must too.
 		opts.SharedReplay = a.recorder.Claim
 	}
-	gw, err := gateway.New(opts)
-	if err != nil {
+	if gw, err = gateway.New(opts); err != nil {
 		return nil, err
 	}
-	runner, err := a.canaries(cfg, gw, metrics)
-	if err != nil {
+	if runner, err = a.canaries(cfg, gw, metrics); err != nil {
 		return nil, err
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
 	return gw, nil
+}
+
+// routeHealth is the console's view of the canaries' last runs.
+func routeHealth(r *canary.Runner) []console.RouteHealth {
+	if r == nil {
+		return nil
+	}
+	var out []console.RouteHealth
+	for _, rep := range r.Last() {
+		_, provider, _ := strings.Cut(rep.Name, "/")
+		for _, p := range rep.Results {
+			out = append(out, console.RouteHealth{Model: rep.Model, Route: rep.Route, Provider: provider,
+				Probe: p.Probe, OK: p.OK, Detail: p.Evidence, Checked: rep.Time})
+		}
+	}
+	return out
 }
 
 // setWebhooks starts a notifier for cfg's webhooks, retiring the old one
