@@ -19,7 +19,7 @@ func TestNoPlaintextAtRest(t *testing.T) {
 	for i, body := range []string{
 		chatBody("sim-1", "please repeat "+marker+" verbatim", false),
 		chatBody("sim-1", "stream "+marker+" back to me", true),
-		`{"model":"sim-1","prompt":"complete `+marker+`","max_tokens":8}`,
+		`{"model":"sim-1","prompt":"complete ` + marker + `","max_tokens":8}`,
 		chatBody("no-such-model", marker, false),
 	} {
 		path := "/v1/chat/completions"
