@@ -69,10 +69,23 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
 		ProfileDur: *profDur, Log: stderr}
 	if o.Short {
-		o.Proxy.Rounds, o.Proxy.Conc, o.Proxy.SatN, o.Proxy.ProfileDur = 1, 16, 200, time.Second
-		o.OpenDur, o.StrDur = 200*time.Millisecond, 100*time.Millisecond
-		o.TokenDur, o.TokenMax = 100*time.Millisecond, 64<<10
-		o.LedgerDur, o.AuditN = 500*time.Millisecond, 20_000
+		// Tiny sizes, except where a flag says otherwise.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		short := func(name string, apply func()) {
+			if !set[name] {
+				apply()
+			}
+		}
+		short("rounds", func() { o.Proxy.Rounds = 1 })
+		short("conc", func() { o.Proxy.Conc = 16 })
+		short("sat", func() { o.Proxy.SatN = 200 })
+		short("profile-time", func() { o.Proxy.ProfileDur = time.Second })
+		short("open", func() { o.OpenDur = 200 * time.Millisecond })
+		short("stream", func() { o.StrDur = 100 * time.Millisecond })
+		short("token-time", func() { o.TokenDur, o.TokenMax = 100*time.Millisecond, 64<<10 })
+		short("ledger-time", func() { o.LedgerDur = 500 * time.Millisecond })
+		short("audit-leaves", func() { o.AuditN = 20_000 })
 	}
 	if o.Proxy.Rounds < 1 || o.Proxy.Conc < 1 || o.Proxy.Rate <= 0 {
 		return nil, errors.New("-rounds, -conc and -rate must be positive")
