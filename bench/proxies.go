@@ -29,6 +29,7 @@ type proxyParams struct {
 	Profile    string
 	ProfileDur time.Duration
 	Log        io.Writer // progress
+	KeepLogs   bool      // keep the children's logs and data directories
 }
 
 // mode is one way of reaching the simulator.
@@ -89,7 +90,11 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(logDir)
+	if p.KeepLogs {
+		fmt.Fprintf(p.Log, "children's logs and data in %s\n", logDir)
+	} else {
+		defer os.RemoveAll(logDir)
+	}
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -134,7 +139,7 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 	rep := &proxyReport{Modes: modes, Params: p, Rate: p.Rate, CalibRPS: math.Inf(1)}
 	for _, m := range modes {
 		calN := p.SatN / 2
-		r := m.load.closedLoop(ctx, p.Conc, p.SatDur/3, calN)
+		r := m.load.closedLoop(ctx, p.Conc, p.SatDur/2, calN)
 		if r.N == 0 {
 			return nil, fmt.Errorf("mode %s (%s): no request succeeded in calibration: %v%s", m.Key, m.Name, r.FirstErr, m.tail())
 		}
@@ -160,8 +165,11 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 			if err := m.measure(ctx, p, rep.Rate, simc); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(p.Log, "round %d %s %-8s %8.0f req/s  p50 %v\n", round+1, m.Key, m.Name,
-				m.SatRPS[len(m.SatRPS)-1], pct(m.Lat, 0.5))
+			fmt.Fprintf(p.Log, "round %d %s %-8s %8.0f req/s  p50 %v  errors %d+%d\n", round+1, m.Key, m.Name,
+				m.SatRPS[len(m.SatRPS)-1], pct(m.Lat, 0.5), m.SatErr, m.OpenErr)
+			if m.FirstErr != nil {
+				fmt.Fprintf(p.Log, "  first error: %v\n", m.FirstErr)
+			}
 		}
 	}
 	for _, m := range modes {

@@ -39,12 +39,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.Short, "short", false, "smoke run: every benchmark at tiny sizes (under a minute)")
 	fs.BoolVar(&o.WriteDoc, "write-doc", false, "write the results into docs/BENCHMARKS.md")
 	fs.StringVar(&o.Doc, "doc", "", "the document -write-doc writes (default: docs/BENCHMARKS.md in the repository)")
-	rounds := fs.Int("rounds", 3, "interleaved rounds of the five proxy modes")
+	rounds := fs.Int("rounds", 6, "interleaved rounds of the five proxy modes")
 	conc := fs.Int("conc", 64, "closed-loop concurrency (saturation)")
-	sat := fs.Duration("sat", 4*time.Second, "closed-loop time per mode per round")
+	sat := fs.Duration("sat", 2*time.Second, "closed-loop time per mode per round")
 	rate := fs.Float64("rate", 1000, "open-loop request rate (lowered if saturation is under 1.5x it)")
-	fs.DurationVar(&o.OpenDur, "open", 5*time.Second, "open-loop time per mode per round (non-streaming)")
-	fs.DurationVar(&o.StrDur, "stream", 3*time.Second, "open-loop time per mode per round (streaming)")
+	fs.DurationVar(&o.OpenDur, "open", 3*time.Second, "open-loop time per mode per round (non-streaming)")
+	fs.DurationVar(&o.StrDur, "stream", 1500*time.Millisecond, "open-loop time per mode per round (streaming)")
 	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode E at saturation to this file (and FILE.allocs)")
 	profDur := fs.Duration("profile-time", 10*time.Second, "how long the profile runs")
 	fs.DurationVar(&o.TokenDur, "token-time", 3*time.Second, "time per encoding per counter")
@@ -53,6 +53,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.LedgerDur, "ledger-time", 5*time.Second, "time of the ledger append benchmark")
 	fs.IntVar(&o.Appenders, "appenders", 64, "concurrent ledger appenders")
 	fs.IntVar(&o.AuditN, "audit-leaves", 1_000_000, "leaves in the audited log")
+	keep := fs.Bool("keep", false, "keep the child processes' logs and data directories (printed)")
 	skip := fs.String("skip", "", "comma-separated benchmarks to skip: proxies, tokens, ledger, audit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
-		ProfileDur: *profDur, Log: stderr}
+		ProfileDur: *profDur, Log: stderr, KeepLogs: *keep}
 	if o.Short {
 		// Tiny sizes, except where a flag says otherwise.
 		set := map[string]bool{}
