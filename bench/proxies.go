@@ -196,6 +196,9 @@ func (m *mode) tail() string {
 	return "\n" + m.proc.tail()
 }
 
+// settle is the pause between a mode's saturation and its open loop.
+const settle = 250 * time.Millisecond
+
 // measure runs one round of a mode: saturation, open-loop latency,
 // open-loop streaming.
 func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *child) error {
@@ -225,6 +228,9 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 		}
 	}
 
+	// A moment for what saturation left behind (queues, garbage) to
+	// settle, alike for every mode.
+	time.Sleep(settle)
 	o := m.load.openLoop(ctx, rate, p.OpenN, false)
 	m.Lat = append(m.Lat, o.Lat...)
 	m.OpenErr += o.Errors
