@@ -39,7 +39,8 @@ func describeMachine(root string) machine {
 	cmd.Dir = root
 	if b, err := cmd.Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(b))
-		st := exec.Command("git", "status", "--porcelain", "--untracked-files=no")
+		// Changes to docs/ (this report itself) do not change the figures.
+		st := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs")
 		st.Dir = root
 		if b, err := st.Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
 			m.Commit += " (with uncommitted changes)"
