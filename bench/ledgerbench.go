@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,9 +25,13 @@ type ledgerResult struct {
 	Appended     int64
 	AppendTime   time.Duration
 	LeavesPerSec float64
-	AuditLeaves  int
-	BuildTime    time.Duration // writing the audited log (not a target)
-	AuditTime    time.Duration
+	// Append latency under the 64 appenders, and of one appender alone
+	// (what an idle ledger adds to a request: one group-commit fsync).
+	P50, P99             time.Duration
+	SerialP50, SerialP99 time.Duration
+	AuditLeaves          int
+	BuildTime            time.Duration // writing the audited log (not a target)
+	AuditTime            time.Duration
 }
 
 // sampleTx is a served transaction as the gateway records it.
@@ -72,6 +77,7 @@ func runLedgerAppend(ctx context.Context, appenders int, d time.Duration) (ledge
 	var firstErr atomic.Pointer[error]
 	deadline := time.Now().Add(d)
 	start := time.Now()
+	lat := make([][]time.Duration, appenders)
 	var wg sync.WaitGroup
 	for w := range appenders {
 		wg.Add(1)
@@ -80,10 +86,12 @@ func runLedgerAppend(ctx context.Context, appenders int, d time.Duration) (ledge
 			t := *tmpl
 			for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 				t.ID = "req-" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
+				s := time.Now()
 				if _, err := l.Append(ctx, &t); err != nil {
 					firstErr.CompareAndSwap(nil, &err)
 					return
 				}
+				lat[w] = append(lat[w], time.Since(s))
 				n.Add(1)
 			}
 		}()
@@ -95,6 +103,21 @@ func runLedgerAppend(ctx context.Context, appenders int, d time.Duration) (ledge
 	}
 	r.Appended = n.Load()
 	r.LeavesPerSec = float64(r.Appended) / r.AppendTime.Seconds()
+	all := slices.Concat(lat...)
+	r.P50, r.P99 = pct(all, 0.5), pct(all, 0.99)
+
+	// One appender alone, for a fifth of the time.
+	var serial []time.Duration
+	t := *tmpl
+	for i, end := 0, time.Now().Add(d/5); time.Now().Before(end) && ctx.Err() == nil; i++ {
+		t.ID = "serial-" + strconv.Itoa(i)
+		s := time.Now()
+		if _, err := l.Append(ctx, &t); err != nil {
+			return r, fmt.Errorf("append: %w", err)
+		}
+		serial = append(serial, time.Since(s))
+	}
+	r.SerialP50, r.SerialP99 = pct(serial, 0.5), pct(serial, 0.99)
 	return r, nil
 }
 
