@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary serve as a child process (the proxy
+// benchmark re-executes its own binary in a role).
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := runChild(context.Background(), role); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs every benchmark at tiny sizes so that the harness
+// cannot rot: each mode must produce figures. It asserts no target.
+func TestSmoke(t *testing.T) {
+	o, err := parseOptions([]string{"-short", "-no-node", "-audit-leaves", "2000", "-ledger-time", "300ms"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Proxy.Log = io.Discard
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := measure(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Proxy == nil || len(res.Proxy.Modes) != 5 {
+		t.Fatalf("proxy report: %+v", res.Proxy)
+	}
+	for _, m := range res.Proxy.Modes {
+		if m.SatN == 0 || m.rps() <= 0 || len(m.Lat) == 0 || len(m.TTFB) == 0 {
+			t.Errorf("mode %s %s: no figures (sat %d, lat %d, ttfb %d)", m.Key, m.Name, m.SatN, len(m.Lat), len(m.TTFB))
+		}
+		if m.proc != nil && m.HWMkB <= 0 {
+			t.Errorf("mode %s %s: no peak RSS", m.Key, m.Name)
+		}
+	}
+	if len(res.Tokens) != len(encodings) {
+		t.Errorf("tokens: %d results, want %d", len(res.Tokens), len(encodings))
+	}
+	for _, tr := range res.Tokens {
+		if tr.Count == 0 || tr.MBps <= 0 {
+			t.Errorf("tokens %s: no figures: %+v", tr.Encoding, tr)
+		}
+	}
+	if res.Ledger == nil || res.Ledger.Appended == 0 {
+		t.Errorf("ledger: no leaves appended: %+v", res.Ledger)
+	}
+	if res.Audit == nil || res.Audit.AuditTime <= 0 {
+		t.Errorf("audit: no figure: %+v", res.Audit)
+	}
+	md := res.markdown()
+	for _, want := range []string{"A direct", "E durable", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// TestWriteDoc keeps what lies outside the markers and replaces what lies
+// between them.
+func TestWriteDoc(t *testing.T) {
+	tests := []struct {
+		name, old, want string
+	}{
+		{"new file", "", "# Benchmarks\n\nRun with `go run ./bench -write-doc`.\n\n" + beginMarker + "\n\nR2\n" + endMarker + "\n"},
+		{"no markers", "# B\n\nprose\n", "# B\n\nprose\n\n" + beginMarker + "\n\nR2\n" + endMarker + "\n"},
+		{"replaces between markers", "# B\n\n" + beginMarker + "\n\nR1\n" + endMarker + "\n\nprofile notes\n",
+			"# B\n\n" + beginMarker + "\n\nR2\n" + endMarker + "\n\nprofile notes\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+			if tt.old != "" {
+				if err := os.WriteFile(path, []byte(tt.old), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := writeDoc(path, "R2\n"); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadProc reads this process's CPU time and peak RSS.
+func TestReadProc(t *testing.T) {
+	st, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HWMkB <= 0 || st.RSSkB <= 0 {
+		t.Errorf("no memory figures: %+v", st)
+	}
+}
+
+// TestPct is the nearest-rank quantile.
+func TestPct(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5}, {0.9, 9}, {0.99, 10}, {0.1, 1}, {0, 1}} {
+		if got := pct(ds, c.q); got != c.want {
+			t.Errorf("pct(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if pct(nil, 0.5) != 0 {
+		t.Error("pct of nothing is not 0")
+	}
+}
