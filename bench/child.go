@@ -208,7 +208,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (http.Ha
 			return nil, nil, fmt.Errorf("opening the index: %w", err)
 		}
 		closers = append(closers, func() { idx.Close() })
-		rec, err := gateway.NewLedgerRecorder(ctx, l, idx, []string{"bench"}, logger)
+		rec, err := gateway.NewLedgerRecorder(ctx, l, idx, []string{"bench"}, "", logger)
 		if err != nil {
 			cleanup()
 			return nil, nil, fmt.Errorf("starting the recorder: %w", err)
