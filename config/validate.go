@@ -33,7 +33,7 @@ func (c *Config) applyDefaults() {
 		c.Ledger.Origin = "custody.local/log"
 	}
 	if c.Ledger.BatchMaxAge == 0 {
-		c.Ledger.BatchMaxAge = 2 * time.Millisecond
+		c.Ledger.BatchMaxAge = 100 * time.Millisecond
 	}
 	if c.Ledger.BatchMaxSize == 0 {
 		c.Ledger.BatchMaxSize = 1024

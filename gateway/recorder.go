@@ -38,6 +38,9 @@ type LedgerRecorder struct {
 	done chan struct{}
 }
 
+// indexLinger is how long the indexer waits to fill a batch.
+const indexLinger = 10 * time.Millisecond
+
 // queueSize bounds the records waiting for the index; a crash can lose
 // at most this many (plus one batch) from the index, never from the log,
 // and reconciliation at start rescans that many leaves.
@@ -74,11 +77,11 @@ func (r *LedgerRecorder) Salts(id string) (request, response [32]byte) { return 
 
 // Record appends tx durably, then queues it for the index.
 func (r *LedgerRecorder) Record(ctx context.Context, tx *custody.Transaction) error {
-	rcpt, err := r.log.Append(ctx, tx)
+	leafIndex, err := r.log.AppendIndex(ctx, tx)
 	if err != nil {
 		return err
 	}
-	rec := index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(rcpt.Index)}
+	rec := index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(leafIndex)}
 	rec.Outcomes = append([]custody.Outcome(nil), tx.Outcomes...)
 	rec.FallbackChain = append([]string(nil), tx.FallbackChain...)
 	r.pending.Store(tx.ID, rec)
@@ -156,16 +159,22 @@ func (r *LedgerRecorder) run() {
 		select {
 		case rec := <-r.queue:
 			batch = append(batch, rec)
-			// Take what is already waiting, up to a batch.
+			// Gather for a moment, up to a batch: one multi-row write of
+			// many records costs little more than of one. (Receipts of
+			// records not yet indexed are served from pending.)
+			linger := time.NewTimer(indexLinger)
+		gather:
 			for len(batch) < cap(batch) {
 				select {
 				case rec := <-r.queue:
 					batch = append(batch, rec)
-					continue
-				default:
+				case <-linger.C:
+					break gather
+				case <-r.stop:
+					break gather
 				}
-				break
 			}
+			linger.Stop()
 			flush()
 		case <-tick.C:
 			if low := r.low.Swap(-1); low >= 0 {

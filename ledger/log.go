@@ -310,33 +310,60 @@ func (l *Log) resolveLoop() {
 // the leaf holds its pseudonym. tx is not modified. Any failure wraps
 // custody.ErrLedgerUnavailable.
 func (l *Log) Append(ctx context.Context, tx *custody.Transaction) (*Receipt, error) {
-	if p := l.failed.Load(); p != nil {
-		return nil, custody.Wrap(custody.CodeLedgerUnavailable, *p, "the ledger cannot record the transaction")
-	}
-	t := *tx
-	t.Tenant = l.Pseudonym(tx.Tenant)
-	leaf, err := EncodeLeaf(&t)
+	idx, leaf, wait, err := l.appendLeaf(tx)
 	if err != nil {
-		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
-	}
-	idx, c, err := l.j.append(leaf, uint64(l.cfg.MaxBacklog))
-	if err != nil {
-		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
+		return nil, err
 	}
 	// Sign while the fsync is under way.
 	r, err := l.receipt(idx, tx.ID, leaf)
 	if err != nil {
 		return nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot sign the receipt")
 	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		return nil, custody.Wrap(custody.CodeLedgerUnavailable, ctx.Err(), "the ledger did not confirm the transaction in time")
-	}
-	if c.err != nil {
-		return nil, custody.Wrap(custody.CodeLedgerUnavailable, c.err, "the ledger cannot record the transaction")
+	if err := wait(ctx); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// AppendIndex is Append without the receipt: it returns the leaf's index
+// once the leaf is durable. The gateway uses it on the request path and
+// builds receipts when they are asked for (Receipt), so that the Ed25519
+// signature, the costliest step of an append, is paid only for receipts
+// someone reads.
+func (l *Log) AppendIndex(ctx context.Context, tx *custody.Transaction) (uint64, error) {
+	idx, _, wait, err := l.appendLeaf(tx)
+	if err != nil {
+		return 0, err
+	}
+	return idx, wait(ctx)
+}
+
+// appendLeaf journals tx's leaf; wait blocks until the leaf is durable.
+func (l *Log) appendLeaf(tx *custody.Transaction) (idx uint64, leaf []byte, wait func(context.Context) error, err error) {
+	if p := l.failed.Load(); p != nil {
+		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, *p, "the ledger cannot record the transaction")
+	}
+	t := *tx
+	t.Tenant = l.Pseudonym(tx.Tenant)
+	leaf, err = EncodeLeaf(&t)
+	if err != nil {
+		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
+	}
+	idx, c, err := l.j.append(leaf, uint64(l.cfg.MaxBacklog))
+	if err != nil {
+		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
+	}
+	return idx, leaf, func(ctx context.Context) error {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return custody.Wrap(custody.CodeLedgerUnavailable, ctx.Err(), "the ledger did not confirm the transaction in time")
+		}
+		if c.err != nil {
+			return custody.Wrap(custody.CodeLedgerUnavailable, c.err, "the ledger cannot record the transaction")
+		}
+		return nil
+	}, nil
 }
 
 // receipt builds the receipt of leaf at idx without any proof.

@@ -33,7 +33,7 @@ type Index struct {
 	r *sql.DB // read-only pool
 
 	// Statements of the write path, prepared once on w.
-	upsert, deleteTerms, insertTerm, claim *sql.Stmt
+	claim *sql.Stmt
 
 	pruner    prune.Pruner
 	closeOnce sync.Once
@@ -85,9 +85,6 @@ func (x *Index) prepare(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&x.upsert, upsertSQL},
-		{&x.deleteTerms, deleteTermsSQL},
-		{&x.insertTerm, insertTermSQL},
 		{&x.claim, claimSQL},
 	} {
 		st, err := x.w.PrepareContext(ctx, s.sql)
@@ -103,7 +100,7 @@ func (x *Index) prepare(ctx context.Context) error {
 func (x *Index) Close() error {
 	x.closeOnce.Do(func() {
 		x.pruner.Close()
-		for _, st := range []*sql.Stmt{x.upsert, x.deleteTerms, x.insertTerm, x.claim} {
+		for _, st := range []*sql.Stmt{x.claim} {
 			if st != nil {
 				st.Close()
 			}
