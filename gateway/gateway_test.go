@@ -510,9 +510,8 @@ func TestModelsListIsPerTenant(t *testing.T) {
 }
 
 func TestAnonymousLoopbackTenant(t *testing.T) {
-	h := newHarness(t, testConfig+"\n")
 	cfg := strings.Replace(testConfig, "  - id: beta\n", "  - id: local\n    anonymous_loopback: true\n  - id: beta\n", 1)
-	h = newHarness(t, cfg)
+	h := newHarness(t, cfg)
 	resp, body := h.do("POST", "/v1/chat/completions", "", chat("small", "hi", false))
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
