@@ -37,19 +37,26 @@ func TestCanaryCommand(t *testing.T) {
 			t.Errorf("table lacks probe %s:\n%s", probe, out)
 		}
 	}
-	for _, tc := range []struct{ fault, probe string }{
-		{"model-lie", "identity"},
-		{"snapshot-drift", "identity"},
-		{"oversize-200", "oversize"},
-		{"placeholder-substitution", "needle"},
+	for _, tc := range []struct{ fault, probes, failing string }{
+		{"model-lie", "identity", "identity"},
+		{"snapshot-drift", "identity", "identity"},
+		{"oversize-200", "oversize", "oversize"},
+		{"placeholder-substitution", "needle", "needle"},
+		{"stale-kv", "secret, echo", "echo"}, // echo's answer carries the secret planted just before
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			code, out, errOut := runCmd(t, dir, "canary", "--config", writeConfig(t, dir, canaryConfig(tc.fault, tc.probe)))
+			code, out, errOut := runCmd(t, dir, "canary", "--config", writeConfig(t, dir, canaryConfig(tc.fault, tc.probes)))
 			if code != 1 {
 				t.Fatalf("%s not caught (exit %d):\n%s\n%s", tc.fault, code, out, errOut)
 			}
-			if !strings.Contains(out, tc.probe) || !strings.Contains(strings.ToLower(out), "fail") {
-				t.Errorf("table does not show %s failing:\n%s", tc.probe, out)
+			failed := false
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) >= 3 && f[1] == tc.failing && f[2] == "FAIL" {
+					failed = true
+				}
+			}
+			if !failed {
+				t.Errorf("the table does not show %s failing:\n%s", tc.failing, out)
 			}
 		})
 	}

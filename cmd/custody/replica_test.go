@@ -126,6 +126,12 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 		t.Fatalf("another tenant read the receipt through replica b: %d", r.StatusCode)
 	}
 
+	// One audit covers every shard the shared index lists.
+	if code, out, errOut := runCmd(t, dir, "audit", "--config", cfgB, "--state-dir", filepath.Join(dir, "states")); code != 0 ||
+		!strings.Contains(out, "replica-a.custody.test/log") || !strings.Contains(out, "replica-b.custody.test/log") {
+		t.Fatalf("audit of every shard: %d\n%s\n%s", code, out, errOut)
+	}
+
 	if testing.Short() {
 		return
 	}
