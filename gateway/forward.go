@@ -30,7 +30,7 @@ func (x *exchange) forward() error {
 	now := g.now()
 	g.budget.Request(now)
 	var primaryErr, lastErr error
-	tried := 0
+	tried, excluded := 0, 0
 	routes := x.model.routes
 	if x.probe != nil {
 		// A canary probes its one route, whatever its health: that is how
@@ -44,6 +44,7 @@ func (x *exchange) forward() error {
 			pr.BreakerOpen = rt.client.Breaker().State(now) == upstream.StateOpen
 		}
 		if !policy.Eligible(x.policy, pr) {
+			excluded++
 			continue
 		}
 		if tried > 0 {
@@ -87,6 +88,12 @@ func (x *exchange) forward() error {
 			primaryErr = err
 		}
 		lastErr = err
+	}
+	if lastErr != nil && excluded > 0 && custody.CodeOf(primaryErr) != custody.CodeRouteQuarantined {
+		// Routes were left that the policy's regions exclude: the request
+		// failed because of the policy, and says so.
+		return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
+			Message: fmt.Sprintf("policy %s permits no other route; the primary route (%s) failed: %s", x.policy.Name, tx.FallbackChain[0], clientError(primaryErr).Message)}
 	}
 	if lastErr != nil {
 		return lastErr
