@@ -4,7 +4,8 @@
 //
 //	go run ./bench              # the full run (several minutes)
 //	go run ./bench -short       # a smoke run at tiny sizes (under a minute)
-//	go run ./bench -write-doc   # also rewrite docs/BENCHMARKS.md
+//	go run ./bench -write-doc   # also rewrite the results in docs/BENCHMARKS.md
+//	go run ./bench -profile /tmp/custody-E.pprof   # and profile mode E at saturation
 //
 // The simulator (zero model time), the load generator and the proxy
 // under test are separate processes: bench re-executes itself in a role

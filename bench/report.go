@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
@@ -229,12 +230,10 @@ func ratio(x, y time.Duration) float64 {
 		if x <= 0 {
 			return 1
 		}
-		return inf
+		return math.Inf(1)
 	}
 	return float64(x) / float64(y)
 }
-
-var inf = func() float64 { var z float64; return 1 / z }()
 
 // Markers delimiting the generated part of docs/BENCHMARKS.md: what lies
 // outside them (the method, the profile's reading) is kept.
