@@ -110,6 +110,10 @@ func (s *server) stop() {
 		s.cmd.Process.Kill()
 		s.t.Errorf("custody serve did not stop on SIGINT")
 	}
+	// Built with GOFLAGS=-race, the binary reports races on stderr.
+	if strings.Contains(s.stderr.String(), "WARNING: DATA RACE") {
+		s.t.Errorf("data race in custody serve:\n%s", s.stderr)
+	}
 }
 
 // kill ends the server with SIGKILL, as a crash would.
