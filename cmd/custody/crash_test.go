@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -21,46 +18,10 @@ func TestCrashLosesNoAcknowledgedTransaction(t *testing.T) {
 	cfg := writeConfig(t, dir, twoTenants)
 	s := startServe(t, dir, "--config", cfg)
 
-	var (
-		mu    sync.Mutex
-		acked []string
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
-	)
-	client := &http.Client{Timeout: 10 * time.Second}
-	for w := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := chatBody("sim-1", fmt.Sprintf("crash test worker %d request %d", w, i), i%4 == 0)
-				req, _ := http.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer sk-acme")
-				resp, err := client.Do(req)
-				if err != nil {
-					continue // the crash
-				}
-				b := make([]byte, 64<<10)
-				n, _ := readFull(resp, b)
-				resp.Body.Close()
-				// Acknowledged: a 200 whose body ended (a stream with [DONE]).
-				if resp.StatusCode == 200 && (!strings.Contains(body, `"stream":true`) || strings.Contains(string(b[:n]), "data: [DONE]")) {
-					mu.Lock()
-					acked = append(acked, resp.Header.Get("Custody-Request-Id"))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	stop := load([]*server{s}, 16, true)
 	time.Sleep(2 * time.Second)
 	s.kill()
-	close(stop)
-	wg.Wait()
+	acked := stop()
 	if len(acked) < 50 {
 		t.Fatalf("only %d acknowledged before the crash; load too light to prove anything", len(acked))
 	}
@@ -80,16 +41,4 @@ func TestCrashLosesNoAcknowledgedTransaction(t *testing.T) {
 	if code, out, errOut := runCmd(t, dir, "audit", "--log", dir+"/custody-data/ledger/log"); code != 0 {
 		t.Fatalf("audit after crash: %d %s %s", code, out, errOut)
 	}
-}
-
-func readFull(resp *http.Response, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := resp.Body.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

@@ -135,28 +135,22 @@ func writeConfig(t *testing.T, dir, yaml string) string {
 // post sends a JSON body and returns the response with its body read.
 func post(t *testing.T, url, key, body string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	return do(t, "POST", url, key, strings.NewReader(body), append([]string{"Content-Type", "application/json"}, hdr...)...)
+}
+
+func get(t *testing.T, url, key string) (*http.Response, string) {
+	t.Helper()
+	return do(t, "GET", url, key, nil)
+}
+
+func do(t *testing.T, method, url, key string, body io.Reader, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
-func get(t *testing.T, url, key string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,44 +134,11 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 		return
 	}
 	// Kill a under load on both; every acknowledged transaction survives.
-	var (
-		mu    sync.Mutex
-		acked []string
-		stop  = make(chan struct{})
-		wg    sync.WaitGroup
-	)
-	client := &http.Client{Timeout: 10 * time.Second}
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			target := []*server{a, b}[w%2]
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				req, _ := http.NewRequest("POST", target.URL+"/v1/chat/completions", strings.NewReader(chatBody("sim-1", fmt.Sprintf("load %d/%d", w, i), false)))
-				req.Header.Set("Authorization", "Bearer sk-acme")
-				resp, err := client.Do(req)
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				if id := resp.Header.Get("Custody-Request-Id"); resp.Header.Get("Custody-Verdict") != "" && id != "" {
-					mu.Lock()
-					acked = append(acked, id)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	stop := load([]*server{a, b}, 8, false)
 	time.Sleep(1500 * time.Millisecond)
 	a.kill()
 	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	acked := stop()
 	a = startServe(t, dir, "--config", cfgA)
 	for _, id := range acked {
 		r, body := get(t, b.URL+"/v1/custody/records?request_id="+id, "adm-test")
