@@ -21,9 +21,17 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	if ok("sk-gamma") != 401 {
 		t.Fatal("unknown tenant served before reload")
 	}
+	reloads := 0
 	hup := func() {
+		// Wait for the reload's verdict (accepted or refused) in the log.
+		reloads++
 		s.cmd.Process.Signal(syscall.SIGHUP)
-		time.Sleep(500 * time.Millisecond)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if strings.Count(s.stderr.String(), `"msg":"config reload`) >= reloads {
+				return
+			}
+		}
+		t.Fatalf("no word of reload %d:\n%s", reloads, s.stderr)
 	}
 
 	// A bad file: the old config stays, the log says why.

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"io"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,21 +22,22 @@ providers: [{name: slow, kind: sim, sim: {token_delay: 40ms}}]
 models: [{name: sim-1, context_window: 32768, routes: [{provider: slow}]}]
 `)
 	s := startServe(t, dir, "--config", cfg)
-	type result struct {
-		status int
-		id     string
-		body   string
+	req, _ := http.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(chatBody("sim-1", "a slow stream", true)))
+	req.Header.Set("Authorization", "Bearer sk-acme")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody("sim-1", "a slow stream", true))
-		done <- result{resp.StatusCode, resp.Header.Get("Custody-Request-Id"), body}
-	}()
-	time.Sleep(300 * time.Millisecond) // the stream is under way
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	r := <-done
-	if r.status != 200 || !strings.HasSuffix(strings.TrimSpace(r.body), "data: [DONE]") {
-		t.Fatalf("in-flight stream not finished on SIGTERM: %d %.300s", r.status, r.body)
+	defer resp.Body.Close()
+	id := resp.Header.Get("Custody-Request-Id")
+	br := bufio.NewReader(resp.Body)
+	if first, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(first, "data: ") {
+		t.Fatalf("stream did not start: %q %v", first, err)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM) // the stream is under way
+	rest, _ := io.ReadAll(br)
+	if resp.StatusCode != 200 || !strings.HasSuffix(strings.TrimSpace(string(rest)), "data: [DONE]") {
+		t.Fatalf("in-flight stream not finished on SIGTERM: %d %.300s", resp.StatusCode, rest)
 	}
 	select {
 	case err := <-s.waitErr:
@@ -44,7 +48,7 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: slow}]}]
 		t.Fatal("custody did not exit after SIGTERM")
 	}
 	s2 := startServe(t, dir, "--config", cfg)
-	if resp, body := get(t, s2.URL+"/v1/custody/records?request_id="+r.id, "adm-test"); !strings.Contains(body, r.id) {
+	if resp, body := get(t, s2.URL+"/v1/custody/records?request_id="+id, "adm-test"); !strings.Contains(body, id) {
 		t.Fatalf("the finished request is not recorded: %d %s", resp.StatusCode, body)
 	}
 }
