@@ -143,7 +143,10 @@ func TestAudit(t *testing.T) {
 	}
 	cp := filepath.Join(f.dir, "log", "checkpoint")
 	b, _ := os.ReadFile(cp)
-	b[len(b)-3] ^= 1
+	// Flip a bit of the tree size (line 2). Not of the signature: its last
+	// base64 character also holds padding bits that decoding ignores, so a
+	// flip there can leave the signature as it was (a flaky test).
+	b[bytes.IndexByte(b, '\n')+1] ^= 1
 	os.WriteFile(cp, b, 0o644)
 	if code, _ := run("--log", f.dir, "--key", f.key); code != 1 {
 		t.Fatalf("audit of a tampered checkpoint: %d", code)
