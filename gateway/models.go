@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sort"
@@ -36,6 +35,5 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	sort.Slice(out.Data, func(i, j int) bool { return out.Data[i].ID < out.Data[j].ID })
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(out)
+	return writeJSON(w, out)
 }
