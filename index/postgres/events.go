@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
@@ -56,21 +55,5 @@ func (x *Index) Events(ctx context.Context, q index.EventQuery) ([]index.Event, 
 		return nil, fmt.Errorf("index: events: %w", err)
 	}
 	defer rows.Close()
-	var out []index.Event
-	for rows.Next() {
-		var (
-			e    index.Event
-			t    int64
-			code string
-		)
-		if err := rows.Scan(&e.ID, &t, &e.Type, &e.RequestID, &e.Tenant, &e.Model, &e.Provider, &code, &e.Detail); err != nil {
-			return nil, fmt.Errorf("index: events: %w", err)
-		}
-		e.Time, e.Code = time.Unix(0, t).UTC(), custody.Code(code)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: events: %w", err)
-	}
-	return out, nil
+	return sqlq.Collect(rows, "events", sqlq.ScanEvent)
 }

@@ -26,16 +26,5 @@ func (x *Index) Shards(ctx context.Context) ([]index.Shard, error) {
 		return nil, fmt.Errorf("index: shards: %w", err)
 	}
 	defer rows.Close()
-	var out []index.Shard
-	for rows.Next() {
-		var s index.Shard
-		if err := rows.Scan(&s.Origin, &s.URL, &s.VerifierKey); err != nil {
-			return nil, fmt.Errorf("index: shards: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: shards: %w", err)
-	}
-	return out, nil
+	return sqlq.Collect(rows, "shards", sqlq.ScanShard)
 }

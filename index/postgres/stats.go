@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // statsSQL groups the window's records; route, fallback chain and status
@@ -28,18 +28,5 @@ func (x *Index) Stats(ctx context.Context, q index.StatsQuery) ([]index.StatsRow
 		return nil, fmt.Errorf("index: stats: %w", err)
 	}
 	defer rows.Close()
-	var out []index.StatsRow
-	for rows.Next() {
-		var s index.StatsRow
-		var verdict string
-		if err := rows.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &s.Fallback, &s.Count); err != nil {
-			return nil, fmt.Errorf("index: stats: %w", err)
-		}
-		s.Verdict = custody.Verdict(verdict)
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: stats: %w", err)
-	}
-	return out, nil
+	return sqlq.Collect(rows, "stats", sqlq.ScanStats)
 }

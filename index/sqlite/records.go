@@ -182,26 +182,7 @@ func (x *Index) Search(ctx context.Context, q index.Query) ([]index.Record, erro
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
 	defer rows.Close()
-	var out []index.Record
-	for rows.Next() {
-		var (
-			data  string
-			shard string
-			leaf  int64
-		)
-		if err := rows.Scan(&data, &shard, &leaf); err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		r, err := index.DecodeRecord([]byte(data), shard, leaf)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	return out, nil
+	return sqlq.Collect(rows, "search", sqlq.ScanRecord)
 }
 
 // MaxLeafIndex returns the greatest leaf index stored for shard, or -1.

@@ -1,0 +1,81 @@
+package sqlq
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
+)
+
+// Rows is what database/sql's and pgx's result sets have in common, so
+// both backends scan their rows with the same code. The caller closes
+// the rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Collect scans every row of rows with scan; what names the operation in
+// errors.
+func Collect[T any](rows Rows, what string, scan func(Rows) (T, error)) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// ScanRecord scans the columns data, shard, leaf_index of SearchSQL.
+func ScanRecord(r Rows) (index.Record, error) {
+	var (
+		data, shard string
+		leaf        int64
+	)
+	if err := r.Scan(&data, &shard, &leaf); err != nil {
+		return index.Record{}, err
+	}
+	return index.DecodeRecord([]byte(data), shard, leaf)
+}
+
+// ScanEvent scans the columns of Events.
+func ScanEvent(r Rows) (index.Event, error) {
+	var (
+		e    index.Event
+		t    int64
+		code string
+	)
+	if err := r.Scan(&e.ID, &t, &e.Type, &e.RequestID, &e.Tenant, &e.Model, &e.Provider, &code, &e.Detail); err != nil {
+		return e, err
+	}
+	e.Time, e.Code = time.Unix(0, t).UTC(), custody.Code(code)
+	return e, nil
+}
+
+// ScanShard scans the columns of ShardsSQL.
+func ScanShard(r Rows) (index.Shard, error) {
+	var s index.Shard
+	err := r.Scan(&s.Origin, &s.URL, &s.VerifierKey)
+	return s, err
+}
+
+// ScanStats scans the columns of the backends' stats queries.
+func ScanStats(r Rows) (index.StatsRow, error) {
+	var (
+		s       index.StatsRow
+		verdict string
+	)
+	if err := r.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &s.Fallback, &s.Count); err != nil {
+		return s, err
+	}
+	s.Verdict = custody.Verdict(verdict)
+	return s, nil
+}
