@@ -204,7 +204,16 @@ type Canaries struct {
 	// IgnorePathChanges stops a new (provider, model, fingerprint) tuple
 	// from triggering the route's canaries at once.
 	IgnorePathChanges bool `yaml:"ignore_path_changes"`
+	// NeedleMaxTokens caps the needle probe's prompt (half the route's
+	// verified capacity otherwise): a long prompt on every run costs money
+	// on a paid upstream. Zero means 16384; negative means no cap.
+	NeedleMaxTokens int `yaml:"needle_max_tokens"`
 }
+
+// Enabled reports whether canaries run at all in serve: on a schedule or
+// when a path changes. A config that names neither probes nor an
+// interval sends no synthetic traffic.
+func (c *Canaries) Enabled() bool { return c.Interval > 0 || len(c.Probes) > 0 }
 
 // Checks tunes the integrity checks.
 type Checks struct {

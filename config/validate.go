@@ -53,6 +53,9 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxConcurrentPerTenant == 0 {
 		c.Limits.MaxConcurrentPerTenant = 256
 	}
+	if c.Canaries.NeedleMaxTokens == 0 {
+		c.Canaries.NeedleMaxTokens = 16384
+	}
 	if c.Checks.ReplayWindow == 0 {
 		c.Checks.ReplayWindow = time.Hour
 	}

@@ -43,7 +43,7 @@ func (g *Gateway) CanaryRoutes() []canary.Route {
 // serving.
 func (g *Gateway) SetCanaries(r *canary.Runner) {
 	g.health, g.canaries = r, r
-	if !g.cfg.Canaries.IgnorePathChanges {
+	if g.cfg.Canaries.Enabled() && !g.cfg.Canaries.IgnorePathChanges {
 		g.onPath = r.Trigger
 	}
 }

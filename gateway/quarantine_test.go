@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
@@ -86,5 +87,34 @@ policies:
 	resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false))
 	if resp.StatusCode != 503 || errCode(t, body) != string(custody.CodeRouteQuarantined) || h.backup.calls.Load() != backupCalls {
 		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// TestPathChangeTriggersConfiguredCanariesOnly: a new path triggers the
+// route's canaries when canaries are configured, and sends no synthetic
+// traffic when they are not.
+func TestPathChangeTriggersConfiguredCanariesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		extra  string
+		probes bool
+	}{
+		{"not configured", "", false},
+		{"configured", "canaries: {probes: [echo]}\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.extra+policyConfig)
+			runner, err := canary.New(context.Background(), canary.Config{Routes: h.gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.gw.SetCanaries(runner)
+			h.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false), "Custody-Use-Case", "summaries")
+			time.Sleep(100 * time.Millisecond) // the trigger is asynchronous
+			runner.Wait()
+			if got := len(runner.Last()) > 0; got != tc.probes {
+				t.Fatalf("canaries ran = %v, want %v", got, tc.probes)
+			}
+		})
 	}
 }

@@ -336,8 +336,9 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := canary.New(ctx, canary.Config{
 		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
-		Dir:       a.canaryDir(cfg),
-		AddSecret: a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,
+		NeedleMaxTokens: max(cfg.Canaries.NeedleMaxTokens, 0),
+		Dir:             a.canaryDir(cfg),
+		AddSecret:       a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,
 		OnStatus: metrics.Canary,
 		OnEvent:  func(e canary.Event) { a.canaryEvent(e) },
 	})
