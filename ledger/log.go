@@ -48,8 +48,9 @@ type Config struct {
 	// first start with mode 0600.
 	KeyFile string
 	// BatchMaxAge and BatchMaxSize bound tessera's sequencing batches
-	// (ledger.batch_max_age, default 2ms; default 1024 leaves). They set
-	// how soon a durable leaf reaches the log, not Append's latency.
+	// (ledger.batch_max_age; zero means 2ms, serve's config default is
+	// 100ms; default 1024 leaves). They set how soon a durable leaf reaches
+	// the log, not Append's latency.
 	BatchMaxAge  time.Duration
 	BatchMaxSize int
 	// CheckpointInterval is how often a new checkpoint is signed and
