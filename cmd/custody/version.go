@@ -7,16 +7,18 @@ import (
 	"runtime/debug"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version and commit are set at build time with
+// -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)";
+// without them the commit comes from the build's VCS stamp, if any.
+var version, commit = "dev", ""
 
 func runVersion(stdout io.Writer) int {
-	commit, modified := "unknown", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	rev, modified := commit, ""
+	if bi, ok := debug.ReadBuildInfo(); ok && rev == "" {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				commit = s.Value
+				rev = s.Value
 			case "vcs.modified":
 				if s.Value == "true" {
 					modified = " (modified)"
@@ -24,6 +26,9 @@ func runVersion(stdout io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "custody %s\ncommit %s%s\n%s %s/%s\n", version, commit, modified, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if rev == "" {
+		rev = "unknown (build with -buildvcs or -ldflags -X main.commit=...)"
+	}
+	fmt.Fprintf(stdout, "custody %s\ncommit %s%s\n%s %s/%s\n", version, rev, modified, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return 0
 }
