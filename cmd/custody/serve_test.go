@@ -93,3 +93,24 @@ func TestOpenAIClient(t *testing.T) {
 		t.Errorf("completions: %v", err)
 	}
 }
+
+func TestUsageAndVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Usage:"},
+		{[]string{"bogus"}, 2, `unknown command "bogus"`},
+		{[]string{"version"}, 0, "custody "},
+		{[]string{"help"}, 0, "custody serve"},
+		{[]string{"serve", "--config", "/nonexistent.yaml"}, 1, "bad configuration"},
+		{[]string{"sim", "--fault", "gremlins"}, 2, `unknown fault "gremlins"`},
+	} {
+		code, out, errOut := runCmd(t, dir, tc.args...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("custody %q: exit %d, want %d with %q\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+}
