@@ -64,6 +64,16 @@ type promptWork struct {
 
 func (p *promptWork) wait() *promptWork { <-p.done; return p }
 
+// ready returns the scanner without waiting, and whether the work is done.
+func (p *promptWork) ready() (Scanner, bool) {
+	select {
+	case <-p.done:
+		return p.scanner, true
+	default:
+		return nil, false
+	}
+}
+
 func (p *promptWork) close() {
 	if p.wait().scanner != nil {
 		p.scanner.Close()

@@ -34,6 +34,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		return firstFailure(tx)
 	}
 	sr := openai.NewSSEReader(resp.Body, maxEvent)
+	scan := &streamScan{x: x}
 	var (
 		ident     check.Stream
 		chunk     openai.Response
@@ -81,14 +82,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			}
 		}
 		if text := chunk.Text(); text != "" && !x.g.skipChecks {
-			if sc := x.prompt.wait().scanner; sc != nil {
-				sc.Write([]byte(text))
-				if _, found := sc.Finding(); found {
-					x.checkContamination()
-					if tx.Verdict == custody.Rejected {
-						return firstFailure(tx)
-					}
-				}
+			if scan.feed(text) {
+				return firstFailure(tx)
 			}
 		}
 		if !x.started {
@@ -124,10 +119,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		}
 		tx.Pass(custody.CheckStream, "")
 		x.checkPromptTokens(sawUsage)
-		if sc := x.prompt.wait().scanner; sc != nil {
-			if _, found := sc.Finding(); !found {
-				tx.Pass(custody.CheckContamination, "")
-			}
+		if scan.finish() {
+			return firstFailure(tx)
 		}
 	}
 	if tx.Verdict == custody.Rejected {
@@ -185,4 +178,63 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 // clientGone marks a transaction whose client disconnected.
 func (x *exchange) clientGone(err error) error {
 	return &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: errors.Join(err, context.Canceled)}
+}
+
+// streamScan feeds a stream's text to the contamination scanner without
+// ever making the stream wait for it: until the prompt's own fingerprints
+// are ready (they are computed beside the forwarding, like the count),
+// text is held and scanned as soon as they are. A finding then ends the
+// stream at the next chunk; finish scans the rest before the end is
+// released.
+type streamScan struct {
+	x        *exchange
+	held     []byte
+	reported bool // the finding has been recorded
+}
+
+// feed scans text (or holds it); it reports whether the transaction is
+// now rejected.
+func (s *streamScan) feed(text string) bool {
+	sc, ready := s.x.prompt.ready()
+	if !ready {
+		s.held = append(s.held, text...)
+		return false
+	}
+	if sc == nil {
+		return false
+	}
+	if len(s.held) > 0 {
+		sc.Write(s.held)
+		s.held = nil
+	}
+	sc.Write([]byte(text))
+	return s.check(sc)
+}
+
+// finish waits for the fingerprints, scans what was held and records the
+// outcome; it reports whether the transaction is rejected.
+func (s *streamScan) finish() bool {
+	sc := s.x.prompt.wait().scanner
+	if sc == nil {
+		return false
+	}
+	if len(s.held) > 0 {
+		sc.Write(s.held)
+		s.held = nil
+	}
+	if s.check(sc) {
+		return true
+	}
+	if !s.reported {
+		s.x.tx.Pass(custody.CheckContamination, "")
+	}
+	return false
+}
+
+func (s *streamScan) check(sc Scanner) bool {
+	if _, found := sc.Finding(); found && !s.reported {
+		s.reported = true
+		s.x.checkContamination()
+	}
+	return s.x.tx.Verdict == custody.Rejected
 }
