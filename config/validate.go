@@ -113,6 +113,16 @@ func (c *Config) Validate(file string) error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &Problem{file, key, fmt.Sprintf(format, args...)})
 	}
+	// named checks that a list entry's key (its name, or id) is set and
+	// not used before in seen.
+	named := func(seen map[string]bool, key, kind, name string) {
+		if name == "" {
+			bad(key, "required")
+		} else if seen[name] {
+			bad(key, "duplicate %s %q", kind, name)
+		}
+		seen[name] = true
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "not a host:port address: %v", err)
 	}
@@ -151,12 +161,7 @@ func (c *Config) Validate(file string) error {
 	policies := map[string]bool{}
 	for i, p := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
-		if p.Name == "" {
-			bad(key+".name", "required")
-		} else if policies[p.Name] {
-			bad(key+".name", "duplicate policy %q", p.Name)
-		}
-		policies[p.Name] = true
+		named(policies, key+".name", "policy", p.Name)
 		if p.Fallback != "allow" && p.Fallback != "deny" {
 			bad(key+".fallback", "%q is not allow or deny", p.Fallback)
 		}
@@ -168,18 +173,12 @@ func (c *Config) Validate(file string) error {
 	providers := map[string]bool{}
 	for i, p := range c.Providers {
 		key := fmt.Sprintf("providers[%d]", i)
-		if p.Name == "" {
-			bad(key+".name", "required")
-		} else if providers[p.Name] {
-			bad(key+".name", "duplicate provider %q", p.Name)
-		}
-		providers[p.Name] = true
+		named(providers, key+".name", "provider", p.Name)
 		switch p.Kind {
 		case KindOpenAI:
-			u, err := url.Parse(p.BaseURL)
 			if p.BaseURL == "" {
 				bad(key+".base_url", "required for kind openai")
-			} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			} else if !isHTTPURL(p.BaseURL) {
 				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
 			}
 		case KindSim:
@@ -196,12 +195,7 @@ func (c *Config) Validate(file string) error {
 	models := map[string]bool{}
 	for i, m := range c.Models {
 		key := fmt.Sprintf("models[%d]", i)
-		if m.Name == "" {
-			bad(key+".name", "required")
-		} else if models[m.Name] {
-			bad(key+".name", "duplicate model %q", m.Name)
-		}
-		models[m.Name] = true
+		named(models, key+".name", "model", m.Name)
 		if m.ContextWindow <= 0 {
 			bad(key+".context_window", "must be a positive number of tokens")
 		}
@@ -231,12 +225,7 @@ func (c *Config) Validate(file string) error {
 	keys := map[string]string{}
 	for i, t := range c.Tenants {
 		key := fmt.Sprintf("tenants[%d]", i)
-		if t.ID == "" {
-			bad(key+".id", "required")
-		} else if tenants[t.ID] {
-			bad(key+".id", "duplicate tenant %q", t.ID)
-		}
-		tenants[t.ID] = true
+		named(tenants, key+".id", "tenant", t.ID)
 		if len(t.APIKeys) == 0 && len(t.APIKeySHA256) == 0 && !t.AnonymousLoopback {
 			bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
 		}
@@ -277,7 +266,7 @@ func (c *Config) Validate(file string) error {
 	}
 	for i, h := range c.Webhooks {
 		key := fmt.Sprintf("webhooks[%d]", i)
-		if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !isHTTPURL(h.URL) {
 			bad(key+".url", "%q is not an http(s) URL", h.URL)
 		}
 		if h.Secret == "" {
@@ -299,6 +288,11 @@ func (c *Config) Validate(file string) error {
 		return errs
 	}
 	return nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func isSHA256Hex(s string) bool {
