@@ -197,3 +197,12 @@ func (t *Template) probePartsContent() bool {
 	out, err := t.exec(map[string]jinja.Value{"messages": msgs, "add_generation_prompt": jinja.NewBool(true)})
 	return err == nil && strings.Contains(out, needle) && !strings.Contains(out, "type")
 }
+
+// IsRaise reports whether err is a template's own refusal.
+func IsRaise(err error) bool {
+	var re *RaiseError
+	return errors.As(err, &re)
+}
+
+// EOS is the template's end-of-sequence token text.
+func (t *Template) EOS() string { return t.eos }
