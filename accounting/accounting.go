@@ -6,7 +6,7 @@
 // Three cases, from the most to the least exact:
 //   - a chat template and a named engine (llamacpp, vllm, sglang): the
 //     prompt is rendered as that engine renders it and counted with
-//     special tokens parsed; the band is [n, n + Slack.Fixed];
+//     special tokens parsed; the band is [n, n + RenderedSlack];
 //   - a chat template and an unnamed engine (auto): every known engine's
 //     rendering is counted and the band spans them, so none of them is a
 //     false alarm;
@@ -38,15 +38,24 @@ import (
 // few thousand tokens; this leaves room).
 const MaxMediaTokens = 16384
 
-// Per-item allowances of the template-less upper bound: OpenAI's framing
-// of a tool call and of a tool definition beyond the text counted.
+// RenderedSlack is the band above a rendered prompt's exact count: room
+// for a BOS an engine adds that the template does not write, and nothing
+// else (custody's count equals llama.cpp's and the vLLM emulation's on
+// every request of the chat-template corpus).
+const RenderedSlack = 4
+
+// Allowances of the template-less upper bound beyond the text counted:
+// the framing of a tool call and of a tool definition, and the
+// instructions a template writes once when a request has tools (Qwen3's
+// are about 110 tokens).
 const (
 	toolCallAllowance = 8
 	toolAllowance     = 16
+	toolsPreamble     = 256
 )
 
-// Slack widens a band: PerMessage for each message and Fixed once where
-// the prompt is not rendered exactly; Fixed alone where it is.
+// Slack widens the band of a prompt custody does not render: PerMessage
+// for each message (or completions text) and Fixed once.
 type Slack struct{ PerMessage, Fixed int }
 
 // Model is how one model's prompts are counted. Safe for concurrent use.
@@ -215,7 +224,7 @@ func (pp *Prepared) Count() Counts {
 		if e == template.EngineAuto && m.Template.BOS() == "" {
 			hi++ // an engine may add a BOS the template does not write
 		}
-		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: lo, Hi: hi + m.Slack.Fixed}}
+		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: lo, Hi: hi + RenderedSlack}}
 	}
 	return c
 }
@@ -225,7 +234,19 @@ func (m *Model) untemplated(p *openai.Prompt) Count {
 	c := m.Counter
 	lo, framed := 0, tokenize.ReplyPriming
 	for _, msg := range p.Messages {
-		lo += c.Count(strings.TrimSpace(msg.Content))
+		text := msg.Content
+		switch msg.Role {
+		case "system", "user", "tool":
+		case "assistant":
+			// Templates drop the reasoning of earlier turns (Qwen3), and
+			// engines' reasoning parsers strip it: not certain text.
+			text = withoutThinking(text)
+		default:
+			// A template may ignore a role it does not know (developer,
+			// under vLLM): not certain text.
+			text = ""
+		}
+		lo += c.Count(strings.TrimSpace(text))
 		framed += tokenize.TokensPerMessage + c.Count(msg.Role) + c.Count(msg.Content)
 		if msg.Name != "" {
 			framed += tokenize.TokensPerName + c.Count(msg.Name)
@@ -238,7 +259,12 @@ func (m *Model) untemplated(p *openai.Prompt) Count {
 		}
 	}
 	if p.Tools != "" {
-		hi += toolAllowance*p.ToolCount + c.Count(p.Tools)
+		n := c.Count(p.Tools)
+		if spaced, err := template.TemplateJSON([]byte(p.Tools)); err == nil {
+			// A template prints the definitions with Python's spacing.
+			n = max(n, c.Count(spaced))
+		}
+		hi += toolsPreamble + toolAllowance*p.ToolCount + n
 	}
 	hi += p.Media*MaxMediaTokens + m.Slack.PerMessage*len(p.Messages) + m.Slack.Fixed
 	if m.upperBound() {
@@ -261,4 +287,20 @@ func (m *Model) text(p *openai.Prompt, perText bool) Count {
 		per = m.Slack.PerMessage
 	}
 	return Count{Local: n, Band: check.PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)}
+}
+
+// withoutThinking removes <think>…</think> blocks (and a leading
+// unclosed reasoning up to </think>) from an assistant message.
+func withoutThinking(s string) string {
+	for {
+		end := strings.Index(s, "</think>")
+		if end < 0 {
+			return s
+		}
+		start := strings.LastIndex(s[:end], "<think>")
+		if start < 0 {
+			start = 0
+		}
+		s = s[:start] + s[end+len("</think>"):]
+	}
 }

@@ -117,3 +117,25 @@ func unmarkFloats(s string) string {
 	}
 	return s
 }
+
+// dumpTemplate prints a value as a template's tojson does.
+var dumpTemplate = mustCompile("{{ value | tojson }}")
+
+func mustCompile(src string) *jinja.Template {
+	t, err := jinja.Compile(src)
+	if err != nil {
+		panic(err) // a constant template: a bug here, not bad input
+	}
+	return t
+}
+
+// TemplateJSON re-prints raw JSON as a chat template's tojson prints it
+// (Python's ", " and ": " separators, keys in order): the form tool
+// definitions take in a rendered prompt.
+func TemplateJSON(raw []byte) (string, error) {
+	v, err := decode(raw)
+	if err != nil {
+		return "", err
+	}
+	return dumpTemplate.RenderValues(map[string]jinja.Value{"value": v})
+}
