@@ -11,8 +11,9 @@ import (
 )
 
 // ErrUnsupportedTokenizer is wrapped by every error for a tokenizer.json
-// that is well-formed but asks for something HFTokenizer does not do.
-var ErrUnsupportedTokenizer = errors.New("unsupported tokenizer.json")
+// that is well-formed but asks for something HFTokenizer does not do; the
+// message says what, as in "unsupported: Unigram model (only BPE)".
+var ErrUnsupportedTokenizer = errors.New("unsupported")
 
 // maxTokenizerFile bounds what LoadHFTokenizer reads (real ones are a few
 // megabytes to a few tens).

@@ -111,3 +111,34 @@ func TestSpecialPrefix(t *testing.T) {
 		})
 	}
 }
+
+// TestHFAndLlamaCppDifferOnQwen3: where the two Qwen3 variants count the
+// rendered prompt differently (NFC, "</s>"), the default one counts as
+// transformers did (hf_prompt_tokens), and the llama.cpp one as llama.cpp.
+func TestHFAndLlamaCppDifferOnQwen3(t *testing.T) {
+	hf := realTokenizer(t, "qwen3")
+	lc := hf.LlamaCpp()
+	differ := 0
+	for _, l := range fixtures.ChatTemplates(t, "qwen3") {
+		if l.EngineTokens == nil {
+			continue
+		}
+		h, c := hf.Count(l.Rendered), lc.Count(l.Rendered)
+		if h == c {
+			continue
+		}
+		differ++
+		if c != *l.EngineTokens {
+			t.Errorf("%s: llama.cpp variant %d, engine %d", l.ID, c, *l.EngineTokens)
+		}
+		switch {
+		case l.HFTokens == nil:
+			t.Logf("%s: HF variant %d, llama.cpp %d; transformers did not render it", l.ID, h, c)
+		case h != *l.HFTokens:
+			t.Errorf("%s: HF variant %d, transformers %d (llama.cpp %d)", l.ID, h, *l.HFTokens, c)
+		}
+	}
+	if differ < 4 {
+		t.Errorf("the variants differ on %d lines, want at least the README's 4", differ)
+	}
+}

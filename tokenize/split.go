@@ -125,7 +125,7 @@ type regexSplitter struct {
 
 func newRegexSplitter(expr string, b behavior) (*regexSplitter, error) {
 	if hasPossessive(expr) {
-		return nil, unsupported("possessive quantifier in split regex %q", expr)
+		return nil, unsupported("possessive quantifier in split regex %q (regexp2 has none)", expr)
 	}
 	re, err := regexp2.Compile(unicode16Classes(expr), regexp2.None)
 	if err != nil {
