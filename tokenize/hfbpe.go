@@ -23,11 +23,11 @@ type bpeModel struct {
 	// byte-level model, its <0xNN> token with byte_fallback.
 	byteID       [256]uint32
 	byteFallback bool
-	asciiID      [128]int32       // one-character tokens, -1 if none (SentencePiece-style)
-	charID       map[rune]uint32  // the other one-character tokens
-	unk          int64            // unknown token id, or -1
-	fuseUnk      bool             // consecutive unknown characters are one unk
-	ignoreMerges bool             // a piece that is a whole token is that token
+	asciiID      [128]int32        // one-character tokens, -1 if none (SentencePiece-style)
+	charID       map[rune]uint32   // the other one-character tokens
+	unk          int64             // unknown token id, or -1
+	fuseUnk      bool              // consecutive unknown characters are one unk
+	ignoreMerges bool              // a piece that is a whole token is that token
 	whole        map[string]uint32 // piece text -> id, only with ignoreMerges
 	merges       map[uint64]uint64 // left<<32|right -> rank<<32|merged id
 }

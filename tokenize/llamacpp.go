@@ -1,7 +1,5 @@
 package tokenize
 
-
-
 // llama.cpp converts a tokenizer.json into its own vocabulary (GGUF) and
 // tokenizes with its own code. For the families in the chat-template
 // corpus, it differs from the tokenizers library in three ways, which the
@@ -95,4 +93,3 @@ func (t *HFTokenizer) llama3PreTokenizer() bool {
 	st, ok := t.pre[0].(splitStep)
 	return ok && st.sp == splitter(patCL100k)
 }
-

@@ -3,6 +3,7 @@ package tokenize
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // gc is a Unicode General_Category; gcCn, unassigned, is the zero value.
@@ -61,37 +62,91 @@ var gcGroups = map[string][]gc{
 	"Cc": {gcCc}, "Cf": {gcCf}, "Co": {gcCo},
 }
 
-// gcClass returns the ranges of the categories in cats as the inside of a
-// regexp2 character class, adjacent runs joined.
-func gcClass(cats []gc) string {
-	var b strings.Builder
-	lo, hi := rune(-1), rune(-2)
-	flush := func() {
-		if lo < 0 {
-			return
+// gcClass returns the inside of a regexp2 character class for \p{name}
+// at Unicode 16.0, where cats are name's categories. regexp2 matches its
+// own \p{name} (Go's 15.0 tables) much faster than a long list of ranges,
+// so when 16.0 only added code points to the class, as it did to every
+// class in gcGroups, the answer is \p{name} and the added ranges; else it
+// is all the ranges.
+func gcClass(name string, cats []gc) string {
+	in16 := func(r rune) bool {
+		g := gcOf(r)
+		for _, c := range cats {
+			if g == c {
+				return true
+			}
 		}
-		if lo == hi {
+		return false
+	}
+	var added, all rangeList
+	for _, r := range gcRanges {
+		if !in16(r.lo) {
+			continue
+		}
+		all.add(r.lo, r.hi)
+		for c := r.lo; c <= r.hi; c++ {
+			if !unicode.Is(unicode.Categories[name], c) {
+				added.add(c, c)
+			}
+		}
+	}
+	removed := false
+	table := unicode.Categories[name]
+	for _, r := range table.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi) && !removed; c += rune(r.Stride) {
+			removed = !in16(c)
+		}
+	}
+	for _, r := range table.R32 {
+		for c := rune(r.Lo); c <= rune(r.Hi) && !removed; c += rune(r.Stride) {
+			removed = !in16(c)
+		}
+	}
+	if removed {
+		return all.String()
+	}
+	return `\p{` + name + `}` + added.String()
+}
+
+// gcOf returns the category of r at Unicode 16.0.
+func gcOf(r rune) gc {
+	lo, hi := 0, len(gcRanges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch g := &gcRanges[m]; {
+		case r < g.lo:
+			hi = m
+		case r > g.hi:
+			lo = m + 1
+		default:
+			return g.gc
+		}
+	}
+	return gcCn
+}
+
+// rangeList collects code point ranges in increasing order, joining
+// adjacent ones.
+type rangeList struct{ lo, hi []rune }
+
+func (l *rangeList) add(lo, hi rune) {
+	if n := len(l.hi); n > 0 && l.hi[n-1]+1 == lo {
+		l.hi[n-1] = hi
+		return
+	}
+	l.lo, l.hi = append(l.lo, lo), append(l.hi, hi)
+}
+
+// String writes the ranges as regexp2 class items.
+func (l *rangeList) String() string {
+	var b strings.Builder
+	for i, lo := range l.lo {
+		if lo == l.hi[i] {
 			fmt.Fprintf(&b, `\x{%X}`, lo)
 		} else {
-			fmt.Fprintf(&b, `\x{%X}-\x{%X}`, lo, hi)
+			fmt.Fprintf(&b, `\x{%X}-\x{%X}`, lo, l.hi[i])
 		}
 	}
-	for _, r := range gcRanges {
-		in := false
-		for _, c := range cats {
-			in = in || r.gc == c
-		}
-		if !in {
-			continue
-		}
-		if r.lo == hi+1 {
-			hi = r.hi
-			continue
-		}
-		flush()
-		lo, hi = r.lo, r.hi
-	}
-	flush()
 	return b.String()
 }
 
@@ -115,11 +170,11 @@ func unicode16Classes(expr string) string {
 			case !ok || (neg && inClass):
 				b.WriteString(expr[i : i+n])
 			case inClass:
-				b.WriteString(gcClass(cats))
+				b.WriteString(gcClass(name, cats))
 			case neg:
-				b.WriteString("[^" + gcClass(cats) + "]")
+				b.WriteString("[^" + gcClass(name, cats) + "]")
 			default:
-				b.WriteString("[" + gcClass(cats) + "]")
+				b.WriteString("[" + gcClass(name, cats) + "]")
 			}
 			i += n
 			continue

@@ -82,18 +82,55 @@ func TestRegexFallbackMatchesNativeOnNewCodePoints(t *testing.T) {
 
 func TestUnicode16ClassesRewrite(t *testing.T) {
 	cases := []struct{ in, want string }{
-		{`\p{Zl}`, `[\x{2028}]`},
-		{`\P{Zp}`, `[^\x{2029}]`},
-		{`[a\p{Zl}]`, `[a\x{2028}]`},
+		// Zl is unchanged since 15.0: Go's class, nothing added.
+		{`\p{Zl}`, `[\p{Zl}]`},
+		{`\P{Zp}`, `[^\p{Zp}]`},
+		{`[a\p{Zl}]`, `[a\p{Zl}]`},
+		// 15.1 added U+31EF and U+2FFC-2FFF to So.
+		{`\p{So}`, `[\p{So}` + gcAddedSince15("So") + `]`},
 		{`[^\P{Zl}]`, `[^\P{Zl}]`}, // negated inside a class: left to regexp2
 		{`\p{Han}`, `\p{Han}`},
 		{`\\p{L}`, `\\p{L}`}, // an escaped backslash, then text
-		{`[]\p{Zl}]`, `[]\x{2028}]`},
+		{`[]\p{Zl}]`, `[]\p{Zl}]`},
 	}
 	for _, c := range cases {
 		if got := unicode16Classes(c.in); got != c.want {
 			t.Errorf("unicode16Classes(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// gcAddedSince15 is what gcClass should add to Go's \p{name}.
+func gcAddedSince15(name string) string {
+	var l rangeList
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if g := gcOf(r); g != gcCn && strings.HasPrefix(gcNames[g], name) && !unicode.Is(unicode.Categories[name], r) {
+			l.add(r, r)
+		}
+	}
+	return l.String()
+}
+
+var gcNames = [...]string{gcCn: "Cn", gcLu: "Lu", gcLl: "Ll", gcLt: "Lt", gcLm: "Lm", gcLo: "Lo",
+	gcMn: "Mn", gcMc: "Mc", gcMe: "Me", gcNd: "Nd", gcNl: "Nl", gcNo: "No",
+	gcPc: "Pc", gcPd: "Pd", gcPs: "Ps", gcPe: "Pe", gcPi: "Pi", gcPf: "Pf", gcPo: "Po",
+	gcSm: "Sm", gcSc: "Sc", gcSk: "Sk", gcSo: "So", gcZs: "Zs", gcZl: "Zl", gcZp: "Zp",
+	gcCc: "Cc", gcCf: "Cf", gcCs: "Cs", gcCo: "Co"}
+
+// TestGCGroupsOnlyGrew: the classes real Split regexes use only gained
+// code points from Go's tables to 16.0, so gcClass takes its fast form
+// (Mn did not: 16.0 moved some marks to Mc, so \p{Mn} is all ranges).
+func TestGCGroupsOnlyGrew(t *testing.T) {
+	for _, name := range []string{"L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "N", "P", "S", "Z"} {
+		if got := gcClass(name, gcGroups[name]); !strings.HasPrefix(got, `\p{`+name+`}`) {
+			t.Errorf("%s: 16.0 dropped code points Go has; class %.60q...", name, got)
+		}
+	}
+	if !strings.Contains(gcAddedSince15("So"), `\x{31EF}`) {
+		t.Error("U+31EF (So, 15.1) not added")
+	}
+	if got := gcClass("Mn", gcGroups["Mn"]); strings.Contains(got, `\p{`) {
+		t.Errorf("Mn: %.40q..., want explicit ranges", got)
 	}
 }
 
