@@ -197,7 +197,7 @@ func (b *bpeModel) setMerges(vocab map[string]int64, merges []json.RawMessage) e
 // parseMerge reads a merge in either form: "a b" or ["a", "b"].
 func parseMerge(raw json.RawMessage) (string, string, error) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		a, b, ok := strings.Cut(s, " ")
 		if !ok || strings.Contains(b, " ") {
 			return "", "", fmt.Errorf("merge %q is not two tokens", s)

@@ -17,6 +17,9 @@ var realTokenizers sync.Map // family -> *HFTokenizer
 // internal/fixtures for where it comes from).
 func realTokenizer(t testing.TB, family string) *HFTokenizer {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("loads a real tokenizer.json (up to 33 MB)")
+	}
 	if tok, ok := realTokenizers.Load(family); ok {
 		return tok.(*HFTokenizer)
 	}
