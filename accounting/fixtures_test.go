@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/custody-gateway/custody/check"
@@ -11,8 +12,28 @@ import (
 	"github.com/custody-gateway/custody/tokenize"
 )
 
-// fixtureModel loads a family's tokenizer and template as serve does.
+var (
+	modelsMu sync.Mutex
+	models   = map[string]*Model{}
+)
+
+// fixtureModel loads a family's tokenizer and template as serve does,
+// once for all tests. Each test gets its own copy to change.
 func fixtureModel(t *testing.T, fam string) *Model {
+	t.Helper()
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	if m, ok := models[fam]; ok {
+		cp := *m
+		return &cp
+	}
+	m := loadFixtureModel(t, fam)
+	models[fam] = m
+	cp := *m
+	return &cp
+}
+
+func loadFixtureModel(t *testing.T, fam string) *Model {
 	t.Helper()
 	dir := fixtures.Tokenizer(t, fam)
 	spec := "file:" + filepath.Join(dir, "tokenizer.json")
@@ -24,7 +45,7 @@ func fixtureModel(t *testing.T, fam string) *Model {
 	if err != nil || tmpl == nil {
 		t.Fatalf("template: %v", err)
 	}
-	return &Model{Counter: c, Template: tmpl, Slack: Slack{PerMessage: 8, Fixed: 64}}
+	return &Model{Counter: c, LlamaCpp: c.(*tokenize.HFTokenizer).LlamaCpp(), Template: tmpl, Slack: Slack{PerMessage: 8, Fixed: 64}}
 }
 
 func countFixture(t *testing.T, m *Model, e template.Engine, l fixtures.Line) (Count, error) {

@@ -118,7 +118,6 @@ func TestRealEngineFidelity(t *testing.T) {
 	var models strings.Builder
 	refusedByEngine := 0
 	for _, fam := range fixtures.Families {
-		if fam == "gemma3" { continue } // TEMP
 		tok := filepath.Join(fixtures.Tokenizer(t, fam), "tokenizer.json")
 		for _, behaviour := range []string{"honest", "placeholder", "truncated", "other-prompt"} {
 			for _, engine := range []string{"llamacpp", "auto"} {
