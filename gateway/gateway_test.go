@@ -333,8 +333,11 @@ func TestStreamRelay(t *testing.T) {
 			}
 			id := resp.Header.Get("Custody-Request-Id")
 			n := len(lines)
-			if n < 3 || lines[n-1] != "data: [DONE]" || lines[n-2] != ": custody-receipt "+id {
+			if n < 4 || lines[n-1] != "data: [DONE]" || lines[n-2] != ": custody-verdict verified checks="+resp.Trailer.Get("Custody-Checks") || lines[n-3] != ": custody-receipt "+id {
 				t.Fatalf("stream ends %q", lines)
+			}
+			if v := resp.Header.Get("Custody-Verdict"); v != "pending" {
+				t.Errorf("header verdict %q, want pending", v)
 			}
 			hasUsage := strings.Contains(strings.Join(lines, "\n"), `"usage"`)
 			if hasUsage != tc.includeUsage {

@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/custody-gateway/custody"
+)
+
+// streamChunk is one chat chunk as an engine writes it.
+func streamChunk(id, model string, created int64, content string) string {
+	return fmt.Sprintf("data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", id, created, model, content)
+}
+
+func usageChunk(id, model string, created int64, usage int) string {
+	return fmt.Sprintf("data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":2,\"total_tokens\":%d}}\n\n", id, created, model, usage, usage+2)
+}
+
+// TestStreamTruncatedIsNeverCompleted: an upstream stream that ends
+// without [DONE] (here right after the usage chunk) ends, for the client,
+// with one stream_truncated error event and no [DONE].
+func TestStreamTruncatedIsNeverCompleted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tail string
+	}{
+		{"after usage", ""},
+		{"inside an event", "data: {\"id\":"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig)
+			h.primary.stream = func(w io.Writer, id string, usage int) {
+				io.WriteString(w, streamChunk(id, "small", 1, "Hello"))
+				io.WriteString(w, usageChunk(id, "small", 1, usage))
+				io.WriteString(w, tc.tail)
+			}
+			resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", true))
+			if resp.StatusCode != 200 || resp.Header.Get("Custody-Verdict") != "pending" {
+				t.Fatalf("status %d verdict %q", resp.StatusCode, resp.Header.Get("Custody-Verdict"))
+			}
+			if strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"stream_truncated"`) {
+				t.Fatalf("stream body: %s", body)
+			}
+			lines := nonEmptyLines(body)
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, `data: {"error":`) {
+				t.Errorf("stream does not end with the error event: %q", lines)
+			}
+			if !strings.Contains(body, ": custody-verdict rejected checks=") || !strings.Contains(body, ": custody-receipt "+resp.Header.Get("Custody-Request-Id")) {
+				t.Errorf("verdict or receipt comment missing: %s", body)
+			}
+			if v := resp.Trailer.Get("Custody-Verdict"); v != "rejected" {
+				t.Errorf("trailer verdict %q", v)
+			}
+			if tx := h.rec.last(t); tx.Code != custody.CodeStreamTruncated || tx.Verdict != custody.Rejected {
+				t.Errorf("recorded %s %s", tx.Verdict, tx.Code)
+			}
+		})
+	}
+}
+
+// TestStreamCreatedMayRise: llama.cpp stamps each chunk with the current
+// second; such a stream is verified. A created that falls is another
+// stream's chunk.
+func TestStreamCreatedMayRise(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		created []int64
+		code    custody.Code
+	}{
+		{"ticking", []int64{100, 100, 101, 103}, ""},
+		{"falling", []int64{100, 101, 100, 101}, custody.CodeStreamInconsistent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig)
+			h.primary.stream = func(w io.Writer, id string, usage int) {
+				for i, c := range tc.created[:len(tc.created)-1] {
+					io.WriteString(w, streamChunk(id, "small", c, fmt.Sprint(" w", i)))
+				}
+				io.WriteString(w, usageChunk(id, "small", tc.created[len(tc.created)-1], usage))
+				io.WriteString(w, "data: [DONE]\n\n")
+			}
+			resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", true))
+			tx := h.rec.last(t)
+			if tx.Code != tc.code {
+				t.Fatalf("recorded code %q, want %q: %s", tx.Code, tc.code, body)
+			}
+			if tc.code == "" && (!strings.HasSuffix(body, "data: [DONE]\n\n") || resp.Trailer.Get("Custody-Verdict") != "verified") {
+				t.Errorf("honest stream not verified (%s): %s", resp.Trailer.Get("Custody-Verdict"), body)
+			}
+			if tc.code != "" && strings.Contains(body, "[DONE]") {
+				t.Errorf("rejected stream completed: %s", body)
+			}
+		})
+	}
+}
+
+// TestStreamModelChecksEveryChunk: a chunk with another model, late in
+// the stream, ends it.
+func TestStreamModelChecksEveryChunk(t *testing.T) {
+	h := newHarness(t, testConfig)
+	h.primary.stream = func(w io.Writer, id string, usage int) {
+		io.WriteString(w, streamChunk(id, "small", 1, "a"))
+		io.WriteString(w, streamChunk(id, "small", 1, "b"))
+		io.WriteString(w, streamChunk(id, "other-model", 1, "c"))
+		io.WriteString(w, usageChunk(id, "small", 1, usage))
+		io.WriteString(w, "data: [DONE]\n\n")
+	}
+	_, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", true))
+	if strings.Contains(body, "[DONE]") || strings.Contains(body, `"content":"c"`) || !strings.Contains(body, `"code":"stream_inconsistent"`) {
+		t.Fatalf("stream body: %s", body)
+	}
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+var _ = http.StatusOK
