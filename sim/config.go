@@ -39,6 +39,9 @@ type Config struct {
 	Counter tokenize.Counter
 	// MaxBodyBytes bounds request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// Clock stamps each stream chunk's created (as llama.cpp does, per
+	// chunk); nil means time.Now.
+	Clock func() time.Time
 }
 
 const (
