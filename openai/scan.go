@@ -65,8 +65,8 @@ func skipString(b []byte, i int) int {
 	return i
 }
 
-// eachMember calls fn with each key (raw, without quotes; keys custody
-// looks for contain no escapes) and the byte range of its value, for the
+// eachMember calls fn with each key (raw, as written between its quotes:
+// strictObject unescapes it) and the byte range of its value, for the
 // object starting at b[i] == '{'.
 func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) error {
 	i = skipSpace(b, i+1)
@@ -82,6 +82,22 @@ func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) error {
 			return err
 		}
 		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// eachElement calls fn with the index and the start of each element of
+// the array starting at b[i] == '['.
+func eachElement(b []byte, i int, fn func(k, vs int) error) error {
+	i = skipSpace(b, i+1)
+	for k := 0; i < len(b) && b[i] != ']'; k++ {
+		if err := fn(k, i); err != nil {
+			return err
+		}
+		i = skipSpace(b, skipValue(b, i))
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
 		}
