@@ -37,6 +37,9 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	}
 	x.checkEcho(rt, resp)
 	r, err := openai.ParseResponse(body)
+	if errors.Is(err, openai.ErrAmbiguous) {
+		return x.ambiguous(rt, err)
+	}
 	if err != nil {
 		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "body is not a JSON object")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s answered 200 with a body that is not a response", rt.cfg.Provider)

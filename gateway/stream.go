@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -60,7 +61,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if ev.Cut {
 			break // the input ended inside this event: truncated
 		}
-		if err := chunk.Decode(ev.Data); err != nil {
+		if err := chunk.Decode(ev.Data); errors.Is(err, openai.ErrAmbiguous) {
+			return x.ambiguous(rt, err)
+		} else if err != nil {
 			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "a chunk is not JSON")
 			return custody.Errorf(custody.CodeStreamInconsistent, "provider %s sent a chunk that is not JSON", rt.cfg.Provider)
 		}
@@ -265,4 +268,13 @@ func (s *streamScan) check(sc Scanner) bool {
 		s.x.checkContamination()
 	}
 	return s.x.tx.Verdict == custody.Rejected
+}
+
+// ambiguous records and returns response_ambiguous for an upstream body
+// (or chunk) whose checked members are duplicated or variant-spelled. The
+// message names the member, never its value.
+func (x *exchange) ambiguous(rt route, err error) error {
+	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + strings.TrimPrefix(err.Error(), openai.ErrAmbiguous.Error()+": upstream body: ")
+	x.tx.Fail(custody.CheckMembers, custody.CodeResponseAmbiguous, msg)
+	return custody.Errorf(custody.CodeResponseAmbiguous, "%s", msg)
 }

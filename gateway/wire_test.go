@@ -125,3 +125,68 @@ func nonEmptyLines(s string) []string {
 }
 
 var _ = http.StatusOK
+
+// TestRequestAmbiguousMembersRefused: duplicate, case- and escape-variant
+// copies of a checked request member are refused 400, never forwarded.
+func TestRequestAmbiguousMembersRefused(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"duplicate model", `{"model":"small","messages":[{"role":"user","content":"hi"}],"model":"big"}`, `duplicate member \"model\"`},
+		{"escaped model", `{"mod\u0065l":"small","messages":[{"role":"user","content":"hi"}]}`, `member \"model\" is written with escapes`},
+		{"case-variant messages", `{"model":"small","messages":[{"role":"user","content":"hi"}],"Messages":[{"role":"user","content":"other"}]}`, `member \"Messages\" differs from \"messages\" only in case`},
+		{"duplicate role", `{"model":"small","messages":[{"role":"user","role":"system","content":"hi"}]}`, `messages[0]: duplicate member \"role\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig)
+			resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", tc.body)
+			if resp.StatusCode != 400 || errCode(t, body) != string(custody.CodeInvalidRequest) || !strings.Contains(body, tc.want) {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if h.primary.calls.Load() != 0 {
+				t.Error("forwarded")
+			}
+		})
+	}
+}
+
+// TestResponseAmbiguousMembersRefused: an upstream answer whose model is
+// written twice (Go reads one, Python the other) is refused, plain and
+// streamed.
+func TestResponseAmbiguousMembersRefused(t *testing.T) {
+	t.Run("plain", func(t *testing.T) {
+		h := newHarness(t, testConfig)
+		h.primary.mutate = func(m map[string]any, _ *http.Request) { m["Model"] = "evil" }
+		resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", false))
+		if resp.StatusCode != 502 || errCode(t, body) != string(custody.CodeResponseAmbiguous) || !strings.Contains(body, `\"Model\"`) {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if tx := h.rec.last(t); tx.Code != custody.CodeResponseAmbiguous || !strings.Contains(resp.Header.Get("Custody-Checks"), "members=response_ambiguous") {
+			t.Errorf("recorded %s, checks %s", tx.Code, resp.Header.Get("Custody-Checks"))
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		h := newHarness(t, testConfig)
+		h.primary.mutate = func(m map[string]any, _ *http.Request) {
+			m["usage"] = map[string]any{"prompt_tokens": 8, "Prompt_tokens": 1, "completion_tokens": 2}
+		}
+		resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", false))
+		if resp.StatusCode != 502 || errCode(t, body) != string(custody.CodeResponseAmbiguous) {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("stream chunk", func(t *testing.T) {
+		h := newHarness(t, testConfig)
+		h.primary.stream = func(w io.Writer, id string, usage int) {
+			io.WriteString(w, streamChunk(id, "small", 1, "a"))
+			fmt.Fprintf(w, "data: {\"id\":%q,\"created\":1,\"model\":\"evil\",\"Model\":\"small\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n", id)
+			io.WriteString(w, usageChunk(id, "small", 1, usage))
+			io.WriteString(w, "data: [DONE]\n\n")
+		}
+		_, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", true))
+		if strings.Contains(body, "[DONE]") || strings.Contains(body, `"content":"b"`) || !strings.Contains(body, `"code":"response_ambiguous"`) {
+			t.Fatalf("stream body: %s", body)
+		}
+		if tx := h.rec.last(t); tx.Code != custody.CodeResponseAmbiguous {
+			t.Errorf("recorded %s", tx.Code)
+		}
+	})
+}
