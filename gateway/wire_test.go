@@ -1,13 +1,18 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/index/sqlite"
 )
 
 // streamChunk is one chat chunk as an engine writes it.
@@ -124,7 +129,6 @@ func nonEmptyLines(s string) []string {
 	return out
 }
 
-var _ = http.StatusOK
 
 // TestRequestAmbiguousMembersRefused: duplicate, case- and escape-variant
 // copies of a checked request member are refused 400, never forwarded.
@@ -189,4 +193,77 @@ func TestResponseAmbiguousMembersRefused(t *testing.T) {
 			t.Errorf("recorded %s", tx.Code)
 		}
 	})
+}
+
+// embeddingsUpstream makes the fake answer embeddings as engines do:
+// no id, the same bytes for the same input.
+func embeddingsUpstream(t *testing.T, f *fakeUpstream) {
+	f.mutate = func(m map[string]any, r *http.Request) {
+		var req struct{ Input string }
+		json.Unmarshal(*f.body.Load(), &req)
+		for k := range m {
+			delete(m, k)
+		}
+		n := o200k(t).Count(req.Input)
+		m["object"], m["model"] = "list", "small"
+		m["data"] = []any{map[string]any{"object": "embedding", "index": 0, "embedding": []float64{float64(len(req.Input)), 0.5}}}
+		m["usage"] = map[string]any{"prompt_tokens": n, "total_tokens": n}
+	}
+}
+
+// TestReplaySameAnswerSameRequest: the same embeddings input from two
+// tenants gets the same bytes, and passes; the same bytes as the answer
+// to another input are a replay, and the refusal names no request.
+func TestReplaySameAnswerSameRequest(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared index %v", shared), func(t *testing.T) {
+			h := newHarness(t, testConfig)
+			if shared {
+				idx, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "index.db"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { idx.Close() })
+				h.gw.sharedReplay = idx.ClaimResponse
+				// Another replica's memory: only the index knows.
+				h.gw.replay = check.NewReplay(time.Hour, 1000)
+			}
+			embeddingsUpstream(t, h.primary)
+			in := `{"model":"small","input":"the same words"}`
+			var first string
+			for _, key := range []string{"sk-acme", "sk-beta", "sk-acme"} {
+				if shared {
+					h.gw.replay = check.NewReplay(time.Hour, 1000) // each request "through another replica"
+				}
+				resp, body := h.do("POST", "/v1/embeddings", key, in)
+				if resp.StatusCode != 200 || resp.Header.Get("Custody-Verdict") != "verified" {
+					t.Fatalf("%s: %d %s %s", key, resp.StatusCode, resp.Header.Get("Custody-Checks"), body)
+				}
+				if first == "" {
+					first = resp.Header.Get("Custody-Request-Id")
+				}
+			}
+			// Another input answered with the very same bytes.
+			h.primary.mutate = nil
+			embeddingsUpstream(t, h.primary)
+			inner := h.primary.mutate
+			h.primary.mutate = func(m map[string]any, r *http.Request) {
+				*h.primary.body.Load() = []byte(in) // answer as if asked `in`
+				inner(m, r)
+			}
+			if shared {
+				h.gw.replay = check.NewReplay(time.Hour, 1000)
+			}
+			resp, body := h.do("POST", "/v1/embeddings", "sk-beta", `{"model":"small","input":"other words!!"}`)
+			if resp.StatusCode != 502 || errCode(t, body) != string(custody.CodeResponseReplayed) {
+				t.Fatalf("same answer to another request: %d %s", resp.StatusCode, body)
+			}
+			if strings.Contains(body, first) || strings.Contains(resp.Header.Get("Custody-Checks"), first) {
+				t.Errorf("the refusal names another tenant's request: %s", body)
+			}
+			if tx := h.rec.last(t); strings.Contains(fmt.Sprint(tx.Outcomes), first) {
+				t.Errorf("the leaf names another tenant's request: %v", tx.Outcomes)
+			}
+		})
+	}
 }
