@@ -267,3 +267,47 @@ func TestReplaySameAnswerSameRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamContextOverflowDialects: every engine's way of refusing an
+// over-long prompt reaches the client as 400 context_length_exceeded with
+// the upstream's figures, also when policy forbids fallback.
+func TestUpstreamContextOverflowDialects(t *testing.T) {
+	for _, tc := range []struct{ name, body, figures string }{
+		{"openai", `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, "130415 prompt tokens for a context of 128000"},
+		{"llama.cpp", `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5210,"n_ctx":4096}}`, "5210 prompt tokens for a context of 4096"},
+		{"vllm", `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5210 tokens (5110 in the messages, 100 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`, "5210 prompt tokens for a context of 4096"},
+	} {
+		for _, useCase := range []string{"", "code"} { // code: the strict policy, no fallback
+			t.Run(tc.name+"/"+useCase, func(t *testing.T) {
+				h := newHarness(t, testConfig)
+				h.primary.status, h.primary.errBody = 400, tc.body
+				h.backup.status, h.backup.errBody = 400, tc.body
+				var hdr []string
+				if useCase != "" {
+					hdr = []string{"Custody-Use-Case", useCase}
+				}
+				resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false), hdr...)
+				if resp.StatusCode != 400 || errCode(t, body) != string(custody.CodeContextLengthExceeded) || !strings.Contains(body, tc.figures) {
+					t.Fatalf("%d %s", resp.StatusCode, body)
+				}
+			})
+		}
+	}
+}
+
+// TestUpstream5xxMessagePassedOn: the upstream's reason reaches the
+// client, without its key or other credentials.
+func TestUpstream5xxMessagePassedOn(t *testing.T) {
+	h := newHarness(t, testConfig)
+	h.primary.status = 500
+	h.primary.errBody = `{"error":{"message":"CUDA out of memory (key sk-upstream-secret, db postgres://u:pw@10.0.0.1/x)","type":"server_error"}}`
+	resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", false))
+	if resp.StatusCode != 502 || errCode(t, body) != string(custody.CodeUpstreamUnavailable) || !strings.Contains(body, "answered HTTP 500: CUDA out of memory") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	for _, secret := range []string{"sk-upstream-secret", "pw@"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("body leaks %q: %s", secret, body)
+		}
+	}
+}
