@@ -129,7 +129,6 @@ func nonEmptyLines(s string) []string {
 	return out
 }
 
-
 // TestRequestAmbiguousMembersRefused: duplicate, case- and escape-variant
 // copies of a checked request member are refused 400, never forwarded.
 func TestRequestAmbiguousMembersRefused(t *testing.T) {
