@@ -190,19 +190,26 @@ func (x *exchange) writeVerdict(recorded bool) {
 	h.Set("Custody-Checks", tx.ChecksHeader())
 }
 
-// endStreamWithError records the rejection, then writes the receipt and
-// verdict comments and one error event; no [DONE], so SDKs raise.
+// endStreamWithError records the rejection, then writes one error event
+// and the receipt and verdict comments; no [DONE], so SDKs raise. The
+// comments come after the error event: some SDKs (go-openai) read every
+// non-data line before an error event as part of the error. The error
+// event is committed to like the chunks before it, so that the bytes
+// before the receipt line are exactly what the commitment covers.
 func (x *exchange) endStreamWithError(e *custody.Error) {
 	if e.Code == custody.CodeClientClosed {
 		x.record() // best effort: nobody is listening
 		return
 	}
+	ev := openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+	x.respCommit.Write(ev)
 	err := x.record()
 	if err != nil {
 		e = clientError(err)
+		ev = openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
 	}
+	x.w.Write(ev)
 	x.writeVerdict(err == nil)
-	x.w.Write(openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)))
 	http.NewResponseController(x.w).Flush()
 }
 

@@ -50,8 +50,9 @@ func TestStreamTruncatedIsNeverCompleted(t *testing.T) {
 				t.Fatalf("stream body: %s", body)
 			}
 			lines := nonEmptyLines(body)
-			if last := lines[len(lines)-1]; !strings.HasPrefix(last, `data: {"error":`) {
-				t.Errorf("stream does not end with the error event: %q", lines)
+			n := len(lines)
+			if !strings.HasPrefix(lines[n-3], `data: {"error":`) || !strings.HasPrefix(lines[n-2], ": custody-receipt ") || !strings.HasPrefix(lines[n-1], ": custody-verdict rejected") {
+				t.Errorf("stream does not end with the error event, receipt and verdict: %q", lines)
 			}
 			if !strings.Contains(body, ": custody-verdict rejected checks=") || !strings.Contains(body, ": custody-receipt "+resp.Header.Get("Custody-Request-Id")) {
 				t.Errorf("verdict or receipt comment missing: %s", body)
