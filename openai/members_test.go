@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -91,4 +92,87 @@ func TestParseResponseStrictMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exactString reads a string member the way an exact-case, last-wins
+// parser (Python's json, JavaScript's JSON.parse) does.
+func exactString(obj json.RawMessage, name string) (string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return "", false
+	}
+	raw, ok := m[name]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// FuzzStrictRequest: whatever ParseRequest accepts, custody's reading,
+// Go's case-insensitive reading (ParsePrompt, encoding/json) and an
+// exact-case reader agree on the model and on every message's role and
+// name.
+func FuzzStrictRequest(f *testing.F) {
+	addSeeds(f, "testdata/requests")
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"a"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseRequest(body)
+		if err != nil {
+			return
+		}
+		if m, _ := exactString(body, "model"); m != r.Model {
+			t.Fatalf("custody reads model %q, an exact reader %q", r.Model, m)
+		}
+		p, err := ParsePrompt(EndpointChat, body)
+		if err != nil {
+			return
+		}
+		var exact struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		var top map[string]json.RawMessage
+		json.Unmarshal(body, &top)
+		json.Unmarshal(top["messages"], &exact.Messages)
+		if len(exact.Messages) != len(p.Messages) {
+			t.Fatalf("%d messages to Go, %d to an exact reader", len(p.Messages), len(exact.Messages))
+		}
+		for i, m := range exact.Messages {
+			role, _ := exactString(m, "role")
+			name, _ := exactString(m, "name")
+			if role != p.Messages[i].Role || name != p.Messages[i].Name {
+				t.Fatalf("message %d: Go reads %q/%q, an exact reader %q/%q", i, p.Messages[i].Role, p.Messages[i].Name, role, name)
+			}
+		}
+	})
+}
+
+// FuzzStrictResponse: whatever ParseResponse accepts, encoding/json's
+// reading and an exact-case reader agree on id, model and
+// usage.prompt_tokens.
+func FuzzStrictResponse(f *testing.F) {
+	addSeeds(f, "testdata/responses")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseResponse(b)
+		if err != nil {
+			return
+		}
+		for name, got := range map[string]string{"id": r.ID, "model": r.Model} {
+			if s, _ := exactString(b, name); s != got {
+				t.Fatalf("%s: Go reads %q, an exact reader %q", name, got, s)
+			}
+		}
+		var top map[string]json.RawMessage
+		json.Unmarshal(b, &top)
+		var u map[string]json.RawMessage
+		if json.Unmarshal(top["usage"], &u) == nil && r.Usage != nil {
+			var n int
+			if json.Unmarshal(u["prompt_tokens"], &n) == nil && n != r.Usage.PromptTokens {
+				t.Fatalf("prompt_tokens: Go reads %d, an exact reader %d", r.Usage.PromptTokens, n)
+			}
+		}
+	})
 }
