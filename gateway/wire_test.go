@@ -31,9 +31,11 @@ func TestStreamTruncatedIsNeverCompleted(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		tail string
+		drop bool // the connection is closed mid-body (no chunked terminator)
 	}{
-		{"after usage", ""},
-		{"inside an event", "data: {\"id\":"},
+		{"after usage", "", false},
+		{"inside an event", "data: {\"id\":", false},
+		{"connection dropped", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testConfig)
@@ -41,6 +43,15 @@ func TestStreamTruncatedIsNeverCompleted(t *testing.T) {
 				io.WriteString(w, streamChunk(id, "small", 1, "Hello"))
 				io.WriteString(w, usageChunk(id, "small", 1, usage))
 				io.WriteString(w, tc.tail)
+				if tc.drop {
+					w.(http.Flusher).Flush()
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					conn.Close()
+				}
 			}
 			resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", true))
 			if resp.StatusCode != 200 || resp.Header.Get("Custody-Verdict") != "pending" {
