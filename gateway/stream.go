@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -281,7 +280,12 @@ func (s *streamScan) check(sc Scanner) bool {
 // (or chunk) whose checked members are duplicated or variant-spelled. The
 // message names the member, never its value.
 func (x *exchange) ambiguous(rt route, err error) error {
-	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + strings.TrimPrefix(err.Error(), openai.ErrAmbiguous.Error()+": upstream body: ")
+	detail := "ambiguous members"
+	var ae *openai.AmbiguousError
+	if errors.As(err, &ae) {
+		detail = ae.Detail
+	}
+	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + detail
 	x.tx.Fail(custody.CheckMembers, custody.CodeResponseAmbiguous, msg)
 	return custody.Errorf(custody.CodeResponseAmbiguous, "%s", msg)
 }

@@ -169,6 +169,15 @@ func top() string { return "" }
 // member it checks is duplicated or written in a case or escape variant.
 var ErrAmbiguous = errors.New("ambiguous members")
 
+// AmbiguousError says which member of a response is ambiguous, and where
+// (never its value); it wraps ErrAmbiguous.
+type AmbiguousError struct {
+	Detail string // e.g. `usage: duplicate member "prompt_tokens"`
+}
+
+func (e *AmbiguousError) Error() string { return "upstream body: ambiguous members: " + e.Detail }
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
+
 // checkResponseMembers checks a response or chunk that json.Unmarshal has
 // accepted (so b is valid JSON).
 func checkResponseMembers(b []byte) error {
@@ -177,7 +186,7 @@ func checkResponseMembers(b []byte) error {
 		return nil
 	}
 	if err := strictObject(b, i, responseMembers, top, nil); err != nil {
-		return fmt.Errorf("%w: upstream body: %w", ErrAmbiguous, err)
+		return &AmbiguousError{Detail: err.Error()}
 	}
 	return nil
 }

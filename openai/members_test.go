@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -175,4 +176,22 @@ func FuzzStrictResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkParseRequest: the strict pass over a typical chat body and a
+// large one (its cost is linear in the body: one scan, no decode).
+func BenchmarkParseRequest(b *testing.B) {
+	msg := `{"role":"user","content":"` + strings.Repeat("the quick brown fox ", 20) + `"}`
+	for _, n := range []int{2, 4000} {
+		body := []byte(`{"model":"m","stream":true,"messages":[` + strings.Repeat(msg+",", n-1) + msg + `]}`)
+		b.Run(fmt.Sprintf("%dB", len(body)), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseRequest(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
