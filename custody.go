@@ -36,6 +36,7 @@ const (
 	CheckStream        = "stream"
 	CheckShape         = "shape"
 	CheckContamination = "contamination"
+	CheckMembers       = "members" // strict members: checked response members appear once, exactly spelled
 )
 
 // Status is the result of one check.

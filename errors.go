@@ -12,19 +12,29 @@ type Code string
 // The codes of SPEC §4, and the few custody adds (rate_limited, forbidden,
 // not_found, use_case_unknown is folded into invalid_request).
 const (
-	CodeContextLengthExceeded     Code = "context_length_exceeded"
-	CodeInvalidRequest            Code = "invalid_request"
-	CodeRequestTooLarge           Code = "request_too_large"
-	CodeUnauthorized              Code = "unauthorized"
-	CodeForbidden                 Code = "forbidden"
-	CodeNotFound                  Code = "not_found"
-	CodeMethodNotAllowed          Code = "method_not_allowed"
-	CodeRateLimited               Code = "rate_limited"
-	CodePromptTokenMismatch       Code = "prompt_token_mismatch"
-	CodeModelMismatch             Code = "model_mismatch"
-	CodeRequestIDMismatch         Code = "request_id_mismatch"
-	CodeResponseReplayed          Code = "response_replayed"
-	CodeStreamInconsistent        Code = "stream_inconsistent"
+	CodeContextLengthExceeded Code = "context_length_exceeded"
+	CodeInvalidRequest        Code = "invalid_request"
+	CodeRequestTooLarge       Code = "request_too_large"
+	CodeUnauthorized          Code = "unauthorized"
+	CodeForbidden             Code = "forbidden"
+	CodeNotFound              Code = "not_found"
+	CodeMethodNotAllowed      Code = "method_not_allowed"
+	CodeRateLimited           Code = "rate_limited"
+	CodePromptTokenMismatch   Code = "prompt_token_mismatch"
+	CodeModelMismatch         Code = "model_mismatch"
+	CodeRequestIDMismatch     Code = "request_id_mismatch"
+	CodeResponseReplayed      Code = "response_replayed"
+	CodeStreamInconsistent    Code = "stream_inconsistent"
+	// CodeStreamTruncated: the upstream's stream ended (connection closed,
+	// body ended) without its terminal event. custody never completes such
+	// a stream. Its type is integrity_error, not upstream_error: the
+	// answer stopped short while looking like success up to the cut, and
+	// the client must not take the partial text for the whole.
+	CodeStreamTruncated Code = "stream_truncated"
+	// CodeResponseAmbiguous: the upstream body holds duplicate, case- or
+	// escape-variant copies of a member custody checks, so custody and the
+	// client could read two different answers from one body.
+	CodeResponseAmbiguous         Code = "response_ambiguous"
 	CodeUpstreamErrorAsSuccess    Code = "upstream_error_as_success"
 	CodeCrossRequestContamination Code = "cross_request_contamination"
 	CodeFallbackNotPermitted      Code = "fallback_not_permitted"
@@ -68,6 +78,8 @@ var codes = map[Code]codeInfo{
 	CodeRequestIDMismatch:         {http.StatusBadGateway, TypeIntegrity},
 	CodeResponseReplayed:          {http.StatusBadGateway, TypeIntegrity},
 	CodeStreamInconsistent:        {http.StatusBadGateway, TypeIntegrity},
+	CodeStreamTruncated:           {http.StatusBadGateway, TypeIntegrity},
+	CodeResponseAmbiguous:         {http.StatusBadGateway, TypeIntegrity},
 	CodeUpstreamErrorAsSuccess:    {http.StatusBadGateway, TypeIntegrity},
 	CodeCrossRequestContamination: {http.StatusBadGateway, TypeIntegrity},
 	CodeFallbackNotPermitted:      {http.StatusServiceUnavailable, TypePolicy},
@@ -172,6 +184,8 @@ var (
 	ErrRequestIDMismatch         = &Error{Code: CodeRequestIDMismatch}
 	ErrResponseReplayed          = &Error{Code: CodeResponseReplayed}
 	ErrStreamInconsistent        = &Error{Code: CodeStreamInconsistent}
+	ErrStreamTruncated           = &Error{Code: CodeStreamTruncated}
+	ErrResponseAmbiguous         = &Error{Code: CodeResponseAmbiguous}
 	ErrUpstreamErrorAsSuccess    = &Error{Code: CodeUpstreamErrorAsSuccess}
 	ErrCrossRequestContamination = &Error{Code: CodeCrossRequestContamination}
 	ErrFallbackNotPermitted      = &Error{Code: CodeFallbackNotPermitted}

@@ -1,8 +1,12 @@
 package check
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
@@ -48,9 +52,13 @@ func NewReplay(window time.Duration, maxEntries int) *Replay {
 	return r
 }
 
-// Claim records that key was delivered to requestID at now, and fails if
-// it was already delivered to another request within the window. The
-// first claim wins; a request may claim its own key again.
+// ReplayedMessage is what the client is told of a replayed response.
+const ReplayedMessage = "this response was already delivered to another request"
+
+// Claim records that key was delivered to requestID (an owner: see
+// ResponseClaims) at now, and fails if it was already delivered to
+// another owner within the window. The first claim wins; an owner may
+// claim its own key again.
 func (r *Replay) Claim(key, requestID string, now time.Time) error {
 	h := sha256.Sum256([]byte(key))
 	var k [16]byte
@@ -62,8 +70,10 @@ func (r *Replay) Claim(key, requestID string, now time.Time) error {
 	defer s.mu.Unlock()
 	if e, ok := s.m[k]; ok && t-e.at < int64(r.window) {
 		if e.owner != requestID {
-			return custody.Errorf(custody.CodeResponseReplayed,
-				"this response was already delivered to request %s", e.owner)
+			// The first owner may be another tenant's request: the client
+			// is not told which; the operator's log is (Err).
+			return &custody.Error{Code: custody.CodeResponseReplayed, Message: ReplayedMessage,
+				Err: fmt.Errorf("first delivered to %s", e.owner)}
 		}
 		return nil
 	}
@@ -88,4 +98,53 @@ func (r *Replay) Len() int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// ReplayClaim is one key a delivered response claims, and its owner.
+type ReplayClaim struct{ Key, Owner string }
+
+// ResponseClaims returns what delivering a response claims:
+//
+//   - its id (when it has one), per provider, owned by the transaction
+//     txID: an id is delivered once;
+//   - the digest of its body (when given), owned by the request it
+//     answered: the same bytes are a legitimate answer to the same request
+//     (embeddings have no id, and greedy or cached outputs repeat), but
+//     never to a different one.
+//
+// request is the body sent upstream. It is identified by its JSON
+// content, not its spelling (member order, spacing, escapes), and
+// without the members that name the caller rather than the question
+// (user, metadata): two tenants asking the same thing are asking the
+// same request.
+func ResponseClaims(provider, responseID, txID string, request, response []byte) []ReplayClaim {
+	var cs []ReplayClaim
+	if responseID != "" {
+		cs = append(cs, ReplayClaim{"id\x00" + provider + "\x00" + responseID, txID})
+	}
+	if response != nil {
+		d := sha256.Sum256(response)
+		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), "request:" + requestDigest(request)})
+	}
+	return cs
+}
+
+// requestDigest is the hex SHA-256 of the request's canonical JSON:
+// objects with sorted keys, strings and numbers re-encoded, whitespace
+// dropped, and the top-level user and metadata members removed. A body
+// that is not a JSON object is digested as it is.
+func requestDigest(body []byte) string {
+	var v map[string]any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	canon := body
+	if d.Decode(&v) == nil {
+		delete(v, "user")
+		delete(v, "metadata")
+		if b, err := json.Marshal(v); err == nil {
+			canon = b
+		}
+	}
+	h := sha256.Sum256(canon)
+	return hex.EncodeToString(h[:16])
 }

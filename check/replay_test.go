@@ -1,7 +1,9 @@
 package check
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,5 +69,71 @@ func TestReplayConcurrentFirstWins(t *testing.T) {
 	wg.Wait()
 	if wins.Load() != 1 {
 		t.Fatalf("%d winners, want 1", wins.Load())
+	}
+}
+
+// TestReplayMessageNamesNoRequest: the refusal never names the request
+// that first received the response (it may be another tenant's).
+func TestReplayMessageNamesNoRequest(t *testing.T) {
+	r := NewReplay(time.Hour, 1000)
+	now := time.Now()
+	r.Claim("id:a", "req-of-another-tenant", now)
+	err := r.Claim("id:a", "r2", now)
+	wantCode(t, err, custody.CodeResponseReplayed)
+	var e *custody.Error
+	if errors.As(err, &e); strings.Contains(e.Message, "req-of-another-tenant") {
+		t.Errorf("message names the other request: %q", e.Message)
+	}
+}
+
+// TestResponseClaims: the id is claimed by the transaction; the body
+// digest by the request it answered, so the same answer to the same
+// request (from any tenant, in any member order or spacing) is not a
+// replay and the same answer to another request is.
+func TestResponseClaims(t *testing.T) {
+	embReq := []byte(`{"model":"e","input":"the same words"}`)
+	embReq2 := []byte(` { "input" : "the same words", "model":"e", "user":"tenant-b-user"}`)
+	otherReq := []byte(`{"model":"e","input":"other words"}`)
+	answer := []byte(`{"object":"list","data":[{"index":0,"embedding":[0.1,0.2]}],"model":"e"}`)
+	now := time.Now()
+	for _, tc := range []struct {
+		name   string
+		second []byte // the second request, answered with the same body
+		want   custody.Code
+	}{
+		{"same request again", embReq, ""},
+		{"same request, other spelling and user", embReq2, ""},
+		{"another request", otherReq, custody.CodeResponseReplayed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReplay(time.Hour, 1000)
+			claim := func(tx string, req []byte) error {
+				for _, c := range ResponseClaims("p", "", tx, req, answer) {
+					if err := r.Claim(c.Key, c.Owner, now); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			wantCode(t, claim("tx1", embReq), "")
+			wantCode(t, claim("tx2", tc.second), tc.want)
+		})
+	}
+	t.Run("id claimed once", func(t *testing.T) {
+		r := NewReplay(time.Hour, 1000)
+		body := []byte(`{"id":"chatcmpl-1","choices":[]}`)
+		req := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+		for i, tx := range []string{"tx1", "tx2"} {
+			var err error
+			for _, c := range ResponseClaims("p", "chatcmpl-1", tx, req, body) {
+				if err = r.Claim(c.Key, c.Owner, now); err != nil {
+					break
+				}
+			}
+			wantCode(t, err, []custody.Code{"", custody.CodeResponseReplayed}[i])
+		}
+	})
+	if cs := ResponseClaims("p", "", "tx", nil, nil); len(cs) != 0 {
+		t.Errorf("claims without id or body: %v", cs)
 	}
 }

@@ -24,7 +24,12 @@ func TestStream(t *testing.T) {
 		{"consistent", []string{a, a, `{"id":"a","model":"m","created":1,"choices":[],"usage":{"prompt_tokens":1}}`}, ""},
 		{"other id", []string{a, `{"id":"b","model":"m","created":1,"choices":[]}`}, custody.CodeStreamInconsistent},
 		{"other model", []string{a, `{"id":"a","model":"n","created":1,"choices":[]}`}, custody.CodeStreamInconsistent},
-		{"other created", []string{a, `{"id":"a","model":"m","created":2,"choices":[]}`}, custody.CodeStreamInconsistent},
+		// llama.cpp stamps every chunk with the current second.
+		{"created rises", []string{a, `{"id":"a","model":"m","created":2,"choices":[]}`, `{"id":"a","model":"m","created":3601,"choices":[]}`}, ""},
+		{"created goes back", []string{`{"id":"a","model":"m","created":5,"choices":[]}`, `{"id":"a","model":"m","created":4,"choices":[]}`}, custody.CodeStreamInconsistent},
+		{"created goes back after rising", []string{a, `{"id":"a","model":"m","created":3,"choices":[]}`, `{"id":"a","model":"m","created":2,"choices":[]}`}, custody.CodeStreamInconsistent},
+		{"created leaps past the bound", []string{a, `{"id":"a","model":"m","created":3602,"choices":[]}`}, custody.CodeStreamInconsistent},
+		{"model changes late", []string{a, a, a, `{"id":"a","model":"n","created":1,"choices":[]}`}, custody.CodeStreamInconsistent},
 		{"error chunk", []string{a, `{"error":{"message":"x"}}`}, custody.CodeUpstreamErrorAsSuccess},
 		{"abort first chunk", []string{`{"id":"a","model":"m","created":1,"choices":[{"finish_reason":"abort"}]}`}, custody.CodeUpstreamErrorAsSuccess},
 	} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,8 +48,11 @@ func (x *exchange) forward() error {
 		}
 		if tried > 0 {
 			if !policy.MayFallback(x.policy) {
-				if custody.CodeOf(primaryErr) == custody.CodeRouteQuarantined {
+				switch custody.CodeOf(primaryErr) {
+				case custody.CodeRouteQuarantined:
 					return primaryErr // no permitted route is left
+				case custody.CodeContextLengthExceeded:
+					return primaryErr // the prompt's fault, not the route's
 				}
 				return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
 					Message: fmt.Sprintf("policy %s forbids fallback; the primary route (%s) failed: %s", x.policy.Name, tx.FallbackChain[0], clientError(primaryErr).Message)}
@@ -82,14 +84,17 @@ func (x *exchange) forward() error {
 			if !policy.Retriable(err) {
 				return err
 			}
-			rt.client.Breaker().Failure(g.now(), retryAfter(err))
+			if custody.CodeOf(err) != custody.CodeContextLengthExceeded {
+				// An upstream that refused an over-long prompt is healthy.
+				rt.client.Breaker().Failure(g.now(), retryAfter(err))
+			}
 		}
 		if primaryErr == nil {
 			primaryErr = err
 		}
 		lastErr = err
 	}
-	if lastErr != nil && excluded > 0 && custody.CodeOf(primaryErr) != custody.CodeRouteQuarantined {
+	if c := custody.CodeOf(primaryErr); lastErr != nil && excluded > 0 && c != custody.CodeRouteQuarantined && c != custody.CodeContextLengthExceeded {
 		// Routes were left that the policy's regions exclude: the request
 		// failed because of the policy, and says so.
 		return &custody.Error{Code: custody.CodeFallbackNotPermitted, Err: primaryErr,
@@ -157,39 +162,39 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 
 // upstreamStatus turns a non-2xx upstream answer into an error: a
 // retriable one for 5xx, 429 and the upstream's own context-length
-// refusal; otherwise the upstream's refusal passed to the client with its
-// status and message (the provider's key redacted).
+// refusal (in whichever engine's dialect: it becomes 400
+// context_length_exceeded with the upstream's figures); otherwise the
+// upstream's refusal passed to the client with its status. The
+// upstream's message is passed on sanitised (upstream.ReadRefusal): never
+// its key, a credential or markup.
 func (x *exchange) upstreamStatus(rt route, resp *http.Response) (bool, error) {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var env struct {
-		Error struct {
-			Message string          `json:"message"`
-			Code    json.RawMessage `json:"code"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(raw, &env)
-	msg := env.Error.Message
-	if k := rt.client.Config().APIKey; k != "" {
-		msg = strings.ReplaceAll(msg, k, "[redacted]")
-	}
-	if len(msg) > 512 {
-		msg = msg[:512]
-	}
-	code := strings.Trim(string(env.Error.Code), `"`)
+	ref := upstream.ReadRefusal(resp.StatusCode, raw, rt.client.Config().APIKey)
+	prov := rt.cfg.Provider
 	switch {
+	case ref.ContextOverflow:
+		msg := fmt.Sprintf("provider %s refused the prompt as too long", prov)
+		if ref.PromptTokens > 0 && ref.ContextTokens > 0 {
+			msg += fmt.Sprintf(": %d prompt tokens for a context of %d", ref.PromptTokens, ref.ContextTokens)
+		}
+		if ref.Message != "" {
+			msg += " (" + ref.Message + ")"
+		}
+		return false, &custody.Error{Code: custody.CodeContextLengthExceeded, HTTPStatus: http.StatusBadRequest, Message: msg}
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		ra, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return false, &custody.Error{Code: custody.CodeUpstreamUnavailable, RetryAfter: min(max(ra, 0), 3600),
-			Message: fmt.Sprintf("provider %s answered HTTP %d", rt.cfg.Provider, resp.StatusCode)}
-	case code == string(custody.CodeContextLengthExceeded):
-		return false, &custody.Error{Code: custody.CodeContextLengthExceeded, HTTPStatus: resp.StatusCode,
-			Message: fmt.Sprintf("provider %s refused the prompt as too long: %s", rt.cfg.Provider, msg)}
+		msg := fmt.Sprintf("provider %s answered HTTP %d", prov, resp.StatusCode)
+		if ref.Message != "" {
+			msg += ": " + ref.Message
+		}
+		return false, &custody.Error{Code: custody.CodeUpstreamUnavailable, RetryAfter: min(max(ra, 0), 3600), Message: msg}
 	}
+	msg := ref.Message
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
 	return true, &custody.Error{Code: custody.CodeUpstreamRejected, HTTPStatus: resp.StatusCode,
-		Message: fmt.Sprintf("provider %s refused the request: %s", rt.cfg.Provider, msg)}
+		Message: fmt.Sprintf("provider %s refused the request: %s", prov, msg)}
 }
 
 // checkEcho runs the request-id echo check when the provider echoes.

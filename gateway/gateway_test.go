@@ -55,15 +55,16 @@ func (m *memRecorder) last(t *testing.T) custody.Transaction {
 // fakeUpstream answers like an honest OpenAI-compatible server unless
 // the test overrides a piece of it.
 type fakeUpstream struct {
-	t      *testing.T
-	calls  atomic.Int32
-	status int
-	mutate func(resp map[string]any, r *http.Request) // edit the plain response
-	echo   func(id string) string                     // X-Request-Id echo
-	stream func(w io.Writer, id string, usage int)    // custom stream body
-	last   atomic.Pointer[http.Request]
-	body   atomic.Pointer[[]byte]
-	delay  time.Duration
+	t       *testing.T
+	calls   atomic.Int32
+	status  int
+	mutate  func(resp map[string]any, r *http.Request) // edit the plain response
+	echo    func(id string) string                     // X-Request-Id echo
+	stream  func(w io.Writer, id string, usage int)    // custom stream body
+	last    atomic.Pointer[http.Request]
+	body    atomic.Pointer[[]byte]
+	delay   time.Duration
+	errBody string // the body of a non-200 status; default: an OpenAI error naming the key
 }
 
 func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -81,6 +82,10 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", echo)
 	if f.status != 0 && f.status != 200 {
 		w.WriteHeader(f.status)
+		if f.errBody != "" {
+			io.WriteString(w, f.errBody)
+			return
+		}
 		fmt.Fprintf(w, `{"error":{"message":"upstream says no, key sk-upstream-secret","code":"x"}}`)
 		return
 	}
@@ -333,8 +338,11 @@ func TestStreamRelay(t *testing.T) {
 			}
 			id := resp.Header.Get("Custody-Request-Id")
 			n := len(lines)
-			if n < 3 || lines[n-1] != "data: [DONE]" || lines[n-2] != ": custody-receipt "+id {
+			if n < 4 || lines[n-1] != "data: [DONE]" || lines[n-2] != ": custody-verdict verified checks="+resp.Trailer.Get("Custody-Checks") || lines[n-3] != ": custody-receipt "+id {
 				t.Fatalf("stream ends %q", lines)
+			}
+			if v := resp.Header.Get("Custody-Verdict"); v != "pending" {
+				t.Errorf("header verdict %q, want pending", v)
 			}
 			hasUsage := strings.Contains(strings.Join(lines, "\n"), `"usage"`)
 			if hasUsage != tc.includeUsage {

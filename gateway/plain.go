@@ -2,13 +2,11 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
@@ -38,6 +36,9 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	}
 	x.checkEcho(rt, resp)
 	r, err := openai.ParseResponse(body)
+	if errors.Is(err, openai.ErrAmbiguous) {
+		return x.ambiguous(rt, err)
+	}
 	if err != nil {
 		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "body is not a JSON object")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s answered 200 with a body that is not a response", rt.cfg.Provider)
@@ -117,21 +118,23 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, n.Band), custody.CheckPromptTokens)
 }
 
-// checkReplay claims the response id and the body digest for this request.
+// checkReplay claims the response id for this transaction and the body
+// digest for the request it answered (check.ResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	now := x.g.now()
-	var err error
-	if id != "" {
-		err = x.g.replay.Claim("id\x00"+rt.cfg.Provider+"\x00"+id, x.tx.ID, now)
+	var sent []byte
+	if body != nil {
+		sent = x.req.Rewrite(rt.cfg.Model) // what the upstream answered
 	}
-	var digest string
-	if err == nil && body != nil {
-		d := sha256.Sum256(body)
-		digest = "digest\x00" + hex.EncodeToString(d[:])
-		err = x.g.replay.Claim(digest, x.tx.ID, now)
+	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, sent, body)
+	var err error
+	for _, c := range claims {
+		if err = x.g.replay.Claim(c.Key, c.Owner, now); err != nil {
+			break
+		}
 	}
 	if err == nil && x.g.sharedReplay != nil {
-		err = x.claimShared(rt, id, digest)
+		err = x.claimShared(claims)
 	}
 	x.verdictOf(err, custody.CheckReplay)
 }
@@ -141,18 +144,17 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 // again through another. If the index cannot answer, the check cannot
 // run: the transaction is flagged, not failed (the local memory still
 // covers this replica).
-func (x *exchange) claimShared(rt route, id, digest string) error {
-	for _, key := range []string{"id\x00" + rt.cfg.Provider + "\x00" + id, digest} {
-		if key == "" || strings.HasSuffix(key, "\x00") {
-			continue
-		}
-		owner, err := x.g.sharedReplay(x.r.Context(), key, x.tx.ID, x.g.cfg.Checks.ReplayWindow)
+func (x *exchange) claimShared(claims []check.ReplayClaim) error {
+	for _, c := range claims {
+		owner, err := x.g.sharedReplay(x.r.Context(), c.Key, c.Owner, x.g.cfg.Checks.ReplayWindow)
 		if err != nil {
 			x.g.log.Warn("shared replay claim failed", "id", x.tx.ID, "err", err)
 			return nil
 		}
-		if owner != x.tx.ID {
-			return custody.Errorf(custody.CodeResponseReplayed, "this response was already delivered to request %s (through another replica)", owner)
+		if owner != c.Owner {
+			// The owner may be another tenant's: named to the operator only.
+			return &custody.Error{Code: custody.CodeResponseReplayed, Message: check.ReplayedMessage + " (through another replica)",
+				Err: fmt.Errorf("first delivered to %s", owner)}
 		}
 	}
 	return nil

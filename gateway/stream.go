@@ -39,6 +39,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		ident     check.Stream
 		chunk     openai.Response
 		sawUsage  bool
+		sawDone   bool // the upstream sent its terminal event
 		first     = true
 		readError error
 	)
@@ -53,9 +54,15 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			continue // upstream keep-alives are not relayed
 		}
 		if ev.Done() {
+			sawDone = true
 			break
 		}
-		if err := chunk.Decode(ev.Data); err != nil {
+		if ev.Cut {
+			break // the input ended inside this event: truncated
+		}
+		if err := chunk.Decode(ev.Data); errors.Is(err, openai.ErrAmbiguous) {
+			return x.ambiguous(rt, err)
+		} else if err != nil {
 			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "a chunk is not JSON")
 			return custody.Errorf(custody.CodeStreamInconsistent, "provider %s sent a chunk that is not JSON", rt.cfg.Provider)
 		}
@@ -106,7 +113,17 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if ctx.Err() != nil {
 			return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s went silent mid-stream", rt.cfg.Provider)
 		}
-		return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
+		if first || errors.Is(readError, openai.ErrEventTooLarge) {
+			return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
+		}
+	}
+	if !sawDone && !first {
+		// The upstream ended (or dropped the connection) without its
+		// terminal event: whatever came is not known to be the whole
+		// answer, and custody never completes it with a [DONE] of its own.
+		tx.Fail(custody.CheckStream, custody.CodeStreamTruncated, "no terminal event")
+		return custody.Wrap(custody.CodeStreamTruncated, readError,
+			"provider "+rt.cfg.Provider+" ended the stream without its terminal event")
 	}
 	if first {
 		tx.Fail(custody.CheckStream, custody.CodeUpstreamErrorAsSuccess, "empty stream")
@@ -133,18 +150,23 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	if err := x.record(); err != nil {
 		return err
 	}
-	x.w.Write(openai.ReceiptComment(tx.ID))
+	x.writeVerdict(true)
 	x.w.Write(openai.DoneEvent)
-	x.setTrailers()
 	rc.Flush()
 	return nil
 }
 
-// startStream sends the status and headers, with the checks so far; the
-// final verdict and checks follow as trailers.
+// The trailers that carry a stream's final verdict (SPEC §3).
+const streamTrailers = "Custody-Verdict, Custody-Checks"
+
+// startStream sends the status and headers, with the checks so far and
+// Custody-Verdict: pending; the final verdict and checks follow as SSE
+// comments and trailers (writeVerdict).
 func (x *exchange) startStream() {
 	x.setHeaders()
 	h := x.w.Header()
+	h.Set("Custody-Verdict", "pending")
+	h.Set("Trailer", streamTrailers)
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
@@ -152,26 +174,41 @@ func (x *exchange) startStream() {
 	x.started = true
 }
 
-func (x *exchange) setTrailers() {
+// writeVerdict writes, once the transaction is recorded, the receipt and
+// verdict comments (when recorded is true) and sets the trailers. The
+// receipt line comes first: the response commitment covers the bytes
+// before it, which is where verifiers cut a stream (ledger.StripReceiptLine).
+func (x *exchange) writeVerdict(recorded bool) {
+	tx := x.tx
+	if recorded {
+		x.w.Write(openai.ReceiptComment(tx.ID))
+		x.w.Write(openai.VerdictComment(string(tx.Verdict), tx.ChecksHeader()))
+	}
 	h := x.w.Header()
-	h.Set(http.TrailerPrefix+"Custody-Verdict", string(x.tx.Verdict))
-	h.Set(http.TrailerPrefix+"Custody-Checks", x.tx.ChecksHeader())
+	h.Set("Custody-Verdict", string(tx.Verdict))
+	h.Set("Custody-Checks", tx.ChecksHeader())
 }
 
-// endStreamWithError records the rejection, then writes the receipt
-// comment and one error event; no [DONE], so SDKs raise.
+// endStreamWithError records the rejection, then writes one error event
+// and the receipt and verdict comments; no [DONE], so SDKs raise. The
+// comments come after the error event: some SDKs (go-openai) read every
+// non-data line before an error event as part of the error. The error
+// event is committed to like the chunks before it, so that the bytes
+// before the receipt line are exactly what the commitment covers.
 func (x *exchange) endStreamWithError(e *custody.Error) {
 	if e.Code == custody.CodeClientClosed {
 		x.record() // best effort: nobody is listening
 		return
 	}
-	if err := x.record(); err != nil {
+	ev := openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+	x.respCommit.Write(ev)
+	err := x.record()
+	if err != nil {
 		e = clientError(err)
-	} else {
-		x.w.Write(openai.ReceiptComment(x.tx.ID))
+		ev = openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
 	}
-	x.w.Write(openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)))
-	x.setTrailers()
+	x.w.Write(ev)
+	x.writeVerdict(err == nil)
 	http.NewResponseController(x.w).Flush()
 }
 
@@ -237,4 +274,18 @@ func (s *streamScan) check(sc Scanner) bool {
 		s.x.checkContamination()
 	}
 	return s.x.tx.Verdict == custody.Rejected
+}
+
+// ambiguous records and returns response_ambiguous for an upstream body
+// (or chunk) whose checked members are duplicated or variant-spelled. The
+// message names the member, never its value.
+func (x *exchange) ambiguous(rt route, err error) error {
+	detail := "ambiguous members"
+	var ae *openai.AmbiguousError
+	if errors.As(err, &ae) {
+		detail = ae.Detail
+	}
+	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + detail
+	x.tx.Fail(custody.CheckMembers, custody.CodeResponseAmbiguous, msg)
+	return custody.Errorf(custody.CodeResponseAmbiguous, "%s", msg)
 }

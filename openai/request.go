@@ -58,9 +58,12 @@ func ParseRequest(body []byte) (*Request, error) {
 	if i >= len(body) || body[i] != '{' {
 		return nil, badf("the body must be a JSON object")
 	}
-	err := eachMember(body, i, func(key []byte, vs, ve int) error {
+	// One pass: the checked members, each exactly once (strictObject),
+	// are the ones read here; ParsePrompt may then decode the body with
+	// encoding/json and read the same ones.
+	err := strictObject(body, i, requestMembers, top, func(key string, vs, ve int) error {
 		v := body[vs:ve]
-		switch string(key) {
+		switch key {
 		case "model":
 			var s string
 			if v[0] != '"' || json.Unmarshal(v, &s) != nil {
@@ -90,6 +93,10 @@ func ParseRequest(body []byte) (*Request, error) {
 		}
 		return nil
 	})
+	var me *memberError
+	if errors.As(err, &me) {
+		return nil, badf("%s", me)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,9 @@ type APIError struct {
 }
 
 // ParseResponse decodes the fields custody checks. Unknown fields are
-// skipped; a body that is not a JSON object is an ErrBadRequest.
+// skipped; a body that is not a JSON object is an ErrBadRequest; one
+// whose checked members are duplicated or written in a case or escape
+// variant is an ErrAmbiguous.
 func ParseResponse(b []byte) (*Response, error) {
 	r := &Response{}
 	if err := r.Decode(b); err != nil {
@@ -70,7 +72,7 @@ func (r *Response) Decode(b []byte) error {
 		return badf("upstream body: %s", typeError(err))
 	}
 	r.HasChoices = r.Choices != nil
-	return nil
+	return checkResponseMembers(b)
 }
 
 // Text is the generated text of every choice, concatenated: the message

@@ -36,6 +36,7 @@ func FuzzParseResponse(f *testing.F) {
 	f.Add([]byte(`{"id":"c1","model":"m","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3}}`))
 	f.Add([]byte(`{"error":{"message":"x","code":"y"}}`))
 	f.Add([]byte(`{"data":[{"index":0,"embedding":[0.1]}]}`))
+	addSeeds(f, "testdata/responses")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseResponse(b)
 		if err != nil {

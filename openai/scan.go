@@ -1,5 +1,7 @@
 package openai
 
+import "bytes"
+
 // A minimal scanner over JSON that is already known to be valid
 // (json.Valid passed): it walks the members of one object and skips
 // values without decoding or allocating. It must never be given unchecked
@@ -50,23 +52,31 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
+// skipString returns the index just past the string starting at b[i]. It
+// jumps from quote to quote (bytes.IndexByte) rather than byte by byte:
+// most of a request's bytes are inside strings. A quote ends the string
+// unless an odd run of backslashes precedes it.
 func skipString(b []byte, i int) int {
-	i++ // opening quote
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-			continue
-		case '"':
-			return i + 1
+	start := i + 1
+	for i = start; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
 		}
-		i++
+		q := i + j
+		n := 0
+		for k := q - 1; k >= start && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
-	return i
 }
 
-// eachMember calls fn with each key (raw, without quotes; keys custody
-// looks for contain no escapes) and the byte range of its value, for the
+// eachMember calls fn with each key (raw, as written between its quotes:
+// strictObject unescapes it) and the byte range of its value, for the
 // object starting at b[i] == '{'.
 func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) error {
 	i = skipSpace(b, i+1)
@@ -82,6 +92,22 @@ func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) error {
 			return err
 		}
 		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return nil
+}
+
+// eachElement calls fn with the index and the start of each element of
+// the array starting at b[i] == '['.
+func eachElement(b []byte, i int, fn func(k, vs int) error) error {
+	i = skipSpace(b, i+1)
+	for k := 0; i < len(b) && b[i] != ']'; k++ {
+		if err := fn(k, i); err != nil {
+			return err
+		}
+		i = skipSpace(b, skipValue(b, i))
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
 		}

@@ -22,6 +22,10 @@ type Event struct {
 	Data []byte
 	// Comment is set when the event held only comment lines.
 	Comment bool
+	// Cut is set on a final event that the input ended inside of, before
+	// its blank line: it may be whole ("data: [DONE]" without the last
+	// newline) or the first half of one.
+	Cut bool
 }
 
 // Done reports whether this is the OpenAI end-of-stream marker.
@@ -52,7 +56,7 @@ func (s *SSEReader) Next() (*Event, error) {
 			if err == io.EOF && len(s.raw) > 0 {
 				if hasData {
 					// A final event without its blank line: deliver it.
-					return &Event{Raw: s.raw, Data: s.data}, nil
+					return &Event{Raw: s.raw, Data: s.data, Cut: true}, nil
 				}
 				return nil, io.ErrUnexpectedEOF
 			}
@@ -126,6 +130,12 @@ var DoneEvent = []byte("data: [DONE]\n\n")
 // ReceiptComment is the SSE comment that carries a stream's receipt id.
 func ReceiptComment(id string) []byte {
 	return fmt.Appendf(nil, ": custody-receipt %s\n\n", id)
+}
+
+// VerdictComment is the SSE comment that carries a stream's final verdict
+// and checks: ": custody-verdict <verdict> checks=<checks>".
+func VerdictComment(verdict, checks string) []byte {
+	return fmt.Appendf(nil, ": custody-verdict %s checks=%s\n\n", verdict, checks)
 }
 
 // DataEvent frames payload as one SSE data event.

@@ -111,3 +111,18 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// TestSSEReaderMarksCutEvent: a final event without its blank line is
+// delivered marked Cut, so that a stream cut inside an event is seen as
+// truncated rather than as a bad chunk; whole events are never Cut.
+func TestSSEReaderMarksCutEvent(t *testing.T) {
+	r := NewSSEReader(strings.NewReader("data: a\n\ndata: {\"id\":"), 1<<20)
+	e, err := r.Next()
+	if err != nil || e.Cut {
+		t.Fatalf("whole event: %v cut=%v", err, e.Cut)
+	}
+	e, err = r.Next()
+	if err != nil || !e.Cut || string(e.Data) != `{"id":` {
+		t.Fatalf("cut event: %v %+v", err, e)
+	}
+}

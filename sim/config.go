@@ -44,6 +44,9 @@ type Config struct {
 	Template *template.Template
 	// MaxBodyBytes bounds request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// Clock stamps each stream chunk's created (as llama.cpp does, per
+	// chunk); nil means time.Now.
+	Clock func() time.Time
 }
 
 const (

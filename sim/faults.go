@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -96,7 +98,53 @@ const (
 	// endpoint, with nothing to reuse, keeps its own id.
 	// Caught by: replay (response_replayed, on the response id).
 	FaultDuplicateID Fault = "duplicate-id"
+
+	// FaultStreamCut: a stream ends after its last chunk (the usage chunk,
+	// when asked for) without the terminal data: [DONE], as when the
+	// connection drops. No effect without stream.
+	// Caught by: stream consistency (stream_truncated).
+	FaultStreamCut Fault = "stream-cut"
+
+	// FaultAmbiguousModel: every response and chunk names its model twice:
+	// "model":"sim-shadow-1" and then, case-variant, "Model" with the
+	// honest name. A case-insensitive, last-wins reader (Go's
+	// encoding/json) sees the honest model; an exact-case reader (Python's
+	// json, most JavaScript) sees the shadow.
+	// Caught by: strict members (response_ambiguous).
+	FaultAmbiguousModel Fault = "ambiguous-model"
 )
+
+// shadowModel is the model an exact-case reader sees under
+// ambiguous-model.
+const shadowModel = "sim-shadow-1"
+
+// ambiguousWriter rewrites every "model":"X" written through it to
+// "model":"sim-shadow-1","Model":"X" (FaultAmbiguousModel). Each Write
+// must hold whole members, as the simulator's writes do.
+type ambiguousWriter struct {
+	http.ResponseWriter
+}
+
+var modelMember = regexp.MustCompile(`"model":("(?:[^"\\]|\\.)*")`)
+
+func (w ambiguousWriter) WriteHeader(status int) {
+	w.Header().Del("Content-Length") // the body grows
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w ambiguousWriter) Write(b []byte) (int, error) {
+	out := modelMember.ReplaceAll(b, []byte(`"model":"`+shadowModel+`","Model":$1`))
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (w ambiguousWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 // Faults lists every fault name ParseFault accepts, SPEC §9's first.
 func Faults() []Fault {
@@ -104,7 +152,7 @@ func Faults() []Fault {
 		FaultPlaceholderSubstitution, FaultStaleKV, FaultResponseSwap,
 		FaultSilentFallback, FaultModelLie, FaultSnapshotDrift, FaultTruncate,
 		FaultStreamInterleave, FaultErrorAs200, FaultOversize200,
-		FaultIDEchoMismatch, FaultDuplicateID,
+		FaultIDEchoMismatch, FaultDuplicateID, FaultStreamCut, FaultAmbiguousModel,
 		FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
 		FaultErrorAs200EmptyLength,
 	}

@@ -138,6 +138,9 @@ func (s *Server) adapt(h func(*call) error) http.HandlerFunc {
 			headerErr = parseFaultList(v, fs)
 			c.faults = fs
 		}
+		if c.faults[FaultAmbiguousModel] {
+			c.w = ambiguousWriter{w}
+		}
 		rid := r.Header.Get("X-Request-Id")
 		s.mu.Lock()
 		prev := s.mem.lastReqID

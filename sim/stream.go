@@ -1,14 +1,21 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // writeStream writes events as an SSE stream ending in [DONE], one token
-// delay before each event after the first. Under stream-interleave every
-// third chunk after the first carries another stream's id and created;
-// under response-swap the previous stream's transcript is sent instead.
+// delay before each event after the first. Each chunk's created is the
+// second it is sent, from the server's clock, as llama.cpp stamps it (a
+// stream that spans a second boundary rises). Under stream-interleave
+// every third chunk after the first carries another stream's id and
+// created; under response-swap the previous stream's transcript is sent
+// instead; under stream-cut the stream ends after its last chunk (the
+// usage chunk, when asked for) without [DONE].
 func (s *Server) writeStream(c *call, kind string, head envelope, events [][]byte) error {
 	other := s.otherStream(streamHead{id: head.ID, created: head.Created})
 	if c.faults[FaultStreamInterleave] {
@@ -16,21 +23,30 @@ func (s *Server) writeStream(c *call, kind string, head envelope, events [][]byt
 			events[i] = reHead(events[i], other)
 		}
 	}
+	stamp := createdStamper(head.Created)
+	done := []byte("data: [DONE]\n\n")
+	if c.faults[FaultStreamCut] {
+		done = nil
+	}
+	delayed := s.cfg.TokenDelay > 0
 	var transcript []byte
 	for _, e := range events {
+		if !delayed {
+			e = stamp(e, s.now())
+		}
 		transcript = append(transcript, "data: "...)
 		transcript = append(transcript, e...)
 		transcript = append(transcript, "\n\n"...)
 	}
-	transcript = append(transcript, "data: [DONE]\n\n"...)
+	transcript = append(transcript, done...)
 	out := s.swapBody(kind, transcript, c.faults[FaultResponseSwap])
-	swapped := &out[0] != &transcript[0]
+	swapped := len(out) > 0 && len(transcript) > 0 && &out[0] != &transcript[0]
 
 	c.w.Header().Set("Content-Type", "text/event-stream")
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
 	flusher, _ := c.w.(http.Flusher)
-	if swapped || s.cfg.TokenDelay == 0 {
+	if swapped || !delayed {
 		_, err := c.w.Write(out)
 		return wroteStream(err)
 	}
@@ -40,9 +56,12 @@ func (s *Server) writeStream(c *call, kind string, head envelope, events [][]byt
 				return wroteStream(err)
 			}
 		}
-		line := []byte("data: [DONE]\n\n")
+		line := done
 		if i < len(events) {
-			line = append(append([]byte("data: "), events[i]...), "\n\n"...)
+			line = append(append([]byte("data: "), stamp(events[i], s.now())...), "\n\n"...)
+		}
+		if len(line) == 0 {
+			continue
 		}
 		if _, err := c.w.Write(line); err != nil {
 			return wroteStream(err)
@@ -52,6 +71,37 @@ func (s *Server) writeStream(c *call, kind string, head envelope, events [][]byt
 		}
 	}
 	return nil
+}
+
+// createdStamper returns a function that sets an encoded chunk's created,
+// written as "created":<created>, to the second of now. Chunks that carry
+// another created (an interleaved stream's) are left as they are.
+func createdStamper(created int64) func(event []byte, now time.Time) []byte {
+	old := []byte(`"created":` + strconv.FormatInt(created, 10) + ",")
+	return func(event []byte, now time.Time) []byte {
+		sec := now.Unix()
+		if sec == created {
+			return event
+		}
+		i := bytes.Index(event, old)
+		if i < 0 {
+			return event
+		}
+		out := make([]byte, 0, len(event)+4)
+		out = append(out, event[:i]...)
+		out = append(out, `"created":`...)
+		out = strconv.AppendInt(out, sec, 10)
+		out = append(out, ',')
+		return append(out, event[i+len(old):]...)
+	}
+}
+
+// now is the simulator's clock.
+func (s *Server) now() time.Time {
+	if s.cfg.Clock != nil {
+		return s.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // wroteStream drops errors after the stream started: the status is sent

@@ -42,6 +42,9 @@ var matrix = []matrixCase{
 	{fault: "id-echo-mismatch", stream: true, code: "request_id_mismatch", warmup: true},
 	{fault: "duplicate-id", code: "response_replayed", warmup: true},
 	{fault: "duplicate-id", stream: true, code: "response_replayed", warmup: true},
+	{fault: "stream-cut", stream: true, code: "stream_truncated"},
+	{fault: "ambiguous-model", code: "response_ambiguous"},
+	{fault: "ambiguous-model", stream: true, code: "response_ambiguous"},
 }
 
 // matrixConfig gives every fault its own simulator, provider and model

@@ -24,8 +24,9 @@ func TestServeWithNoConfig(t *testing.T) {
 	}
 	resp, body = post(t, s.URL+"/v1/chat/completions", "", `{"model":"sim-1","stream":true,"messages":[{"role":"user","content":"Hello, stream"}]}`)
 	lines := sseLines(body)
-	if resp.StatusCode != 200 || len(lines) < 3 || lines[len(lines)-1] != "data: [DONE]" ||
-		!strings.HasPrefix(lines[len(lines)-2], ": custody-receipt ") {
+	if resp.StatusCode != 200 || len(lines) < 4 || lines[len(lines)-1] != "data: [DONE]" ||
+		!strings.HasPrefix(lines[len(lines)-2], ": custody-verdict verified checks=") ||
+		!strings.HasPrefix(lines[len(lines)-3], ": custody-receipt ") {
 		t.Fatalf("stream: %d %q", resp.StatusCode, lines)
 	}
 	if resp.Trailer.Get("Custody-Verdict") != "verified" {

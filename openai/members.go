@@ -1,0 +1,192 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Strict members. custody reads a few members of a request and of a
+// response; the client, the upstream and custody must all read the same
+// ones. JSON parsers disagree on a duplicate member (first wins, last
+// wins, error) and Go's encoding/json matches names without regard to
+// case (so "Model" is model to Go and not to Python), and a hand-written
+// scanner may not unescape "mod\u0065l". A body that is ambiguous in any
+// of these ways, in a member custody checks, is refused; everywhere else
+// (metadata, JSON Schemas of tools) such keys are the client's business.
+//
+// Keys are compared after JSON unescaping, case folded as encoding/json
+// and strings.EqualFold fold them (Unicode simple folding: the Kelvin sign
+// is a k).
+
+// members lists the checked members of one JSON object and, for those
+// whose value custody reads inside, the members of that value (an object,
+// or each object of an array).
+type members struct {
+	names [][]byte
+	inner map[string]*members
+}
+
+func memberSet(names ...string) *members {
+	m := &members{names: make([][]byte, len(names))}
+	for i, n := range names {
+		m.names[i] = []byte(n)
+	}
+	return m
+}
+
+func (m *members) with(name string, inner *members) *members {
+	if m.inner == nil {
+		m.inner = map[string]*members{}
+	}
+	m.inner[name] = inner
+	return m
+}
+
+// requestMembers are what custody, its prompt counting and the chat
+// template rendering read from a request.
+var requestMembers = func() *members {
+	function := memberSet("name", "arguments")
+	toolCall := memberSet("id", "type", "function").with("function", function)
+	part := memberSet("type", "text")
+	message := memberSet("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "reasoning_content").
+		with("content", part).with("tool_calls", toolCall).with("function_call", function)
+	toolFunction := memberSet("name", "description", "parameters")
+	tool := memberSet("type", "function").with("function", toolFunction)
+	toolChoice := memberSet("type", "function").with("function", memberSet("name"))
+	return memberSet("model", "messages", "prompt", "input", "suffix", "tools", "tool_choice",
+		"functions", "function_call", "stream", "stream_options", "n", "max_tokens",
+		"max_completion_tokens", "echo", "add_generation_prompt", "continue_final_message",
+		"chat_template", "chat_template_kwargs").
+		with("messages", message).with("tools", tool).with("tool_choice", toolChoice).
+		with("functions", toolFunction).with("function_call", memberSet("name")).
+		with("stream_options", memberSet("include_usage"))
+}()
+
+// responseMembers are what custody checks in a response or stream chunk.
+var responseMembers = func() *members {
+	content := memberSet("role", "content", "tool_calls")
+	choice := memberSet("index", "finish_reason", "message", "delta", "text").
+		with("message", content).with("delta", content)
+	usage := memberSet("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details").
+		with("prompt_tokens_details", memberSet("cached_tokens"))
+	return memberSet("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data").
+		with("choices", choice).with("usage", usage).
+		with("error", memberSet("message", "type", "code")).
+		with("data", memberSet("index"))
+}()
+
+// memberError is an ambiguous member: where, and what.
+type memberError struct {
+	path string // e.g. "messages[2].content[0]"; "" at the top level
+	msg  string
+}
+
+func (e *memberError) Error() string {
+	if e.path == "" {
+		return e.msg
+	}
+	return e.path + ": " + e.msg
+}
+
+// strictObject checks the object at b[i] (valid JSON) against m, and
+// calls visit, if not nil, with each checked member's name and value
+// range. path is a function so that it is formatted only on error.
+func strictObject(b []byte, i int, m *members, path func() string, visit func(name string, vs, ve int) error) error {
+	var seen uint64 // bit j: m.names[j] was seen
+	return eachMember(b, i, func(raw []byte, vs, ve int) error {
+		key := raw
+		escaped := bytes.IndexByte(raw, '\\') >= 0
+		if escaped {
+			var s string
+			if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+				// Cannot happen on valid JSON; refuse rather than guess.
+				return &memberError{path(), fmt.Sprintf("member key %q cannot be read", raw)}
+			}
+			key = []byte(s)
+		}
+		j := -1
+		for n, name := range m.names {
+			if bytes.EqualFold(key, name) {
+				j = n
+				break
+			}
+		}
+		if j < 0 {
+			return nil
+		}
+		name := m.names[j]
+		switch {
+		case !bytes.Equal(key, name):
+			return &memberError{path(), fmt.Sprintf("member %q differs from %q only in case", key, name)}
+		case escaped:
+			return &memberError{path(), fmt.Sprintf("member %q is written with escapes (%q)", name, raw)}
+		case seen&(1<<j) != 0:
+			return &memberError{path(), fmt.Sprintf("duplicate member %q", name)}
+		}
+		seen |= 1 << j
+		if inner := m.inner[string(name)]; inner != nil {
+			if err := strictValue(b, vs, inner, func() string { return join(path(), string(name)) }); err != nil {
+				return err
+			}
+		}
+		if visit != nil {
+			return visit(string(name), vs, ve)
+		}
+		return nil
+	})
+}
+
+// strictValue checks the value at b[i] when it is an object, or each
+// object element when it is an array; other values have no members.
+func strictValue(b []byte, i int, m *members, path func() string) error {
+	switch b[i] {
+	case '{':
+		return strictObject(b, i, m, path, nil)
+	case '[':
+		return eachElement(b, i, func(k, vs int) error {
+			if b[vs] != '{' {
+				return nil
+			}
+			return strictObject(b, vs, m, func() string { return path() + "[" + strconv.Itoa(k) + "]" }, nil)
+		})
+	}
+	return nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func top() string { return "" }
+
+// ErrAmbiguous is wrapped by a response that custody refuses because a
+// member it checks is duplicated or written in a case or escape variant.
+var ErrAmbiguous = errors.New("ambiguous members")
+
+// AmbiguousError says which member of a response is ambiguous, and where
+// (never its value); it wraps ErrAmbiguous.
+type AmbiguousError struct {
+	Detail string // e.g. `usage: duplicate member "prompt_tokens"`
+}
+
+func (e *AmbiguousError) Error() string { return "upstream body: ambiguous members: " + e.Detail }
+func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
+
+// checkResponseMembers checks a response or chunk that json.Unmarshal has
+// accepted (so b is valid JSON).
+func checkResponseMembers(b []byte) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	if err := strictObject(b, i, responseMembers, top, nil); err != nil {
+		return &AmbiguousError{Detail: err.Error()}
+	}
+	return nil
+}
