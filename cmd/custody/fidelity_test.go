@@ -116,7 +116,7 @@ func TestRealEngineFidelity(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("tenants:\n  - {id: acme, api_keys: [sk-acme]}\n")
 	var models strings.Builder
-	refusedByEngine := 0
+	refusedByEngine, ambiguous := 0, 0
 	for _, fam := range fixtures.Families {
 		tok := filepath.Join(fixtures.Tokenizer(t, fam), "tokenizer.json")
 		for _, behaviour := range []string{"honest", "placeholder", "truncated", "other-prompt"} {
@@ -143,6 +143,13 @@ func TestRealEngineFidelity(t *testing.T) {
 				}
 				if i%4 == 0 {
 					for _, bad := range []string{"placeholder", "truncated", "other-prompt"} {
+						if engine == "auto" && bad == "truncated" && l.HFPyVLLMTokens != nil && *l.EngineTokens*6/10 >= *l.HFPyVLLMTokens {
+							// Under auto, 60 % of llama.cpp's count is as
+							// low as vLLM's honest rendering (a developer
+							// turn one drops): not a fault auto can see.
+							ambiguous++
+							continue
+						}
 						jobs = append(jobs, job{fam + "-" + engine + "-" + bad, withStream(l.Request, i%8 == 0), "prompt_token_mismatch"})
 					}
 				}
@@ -196,8 +203,8 @@ func TestRealEngineFidelity(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d requests through the binary (%d the template refuses), %d upstream calls; failures by model and outcome: %v",
-		served.Load(), refusedByEngine, up.seq.Load(), failures)
+	t.Logf("%d requests through the binary (%d the template refuses), %d upstream calls, %d truncations auto cannot tell from another engine; failures by model and outcome: %v",
+		served.Load(), refusedByEngine, up.seq.Load(), ambiguous, failures)
 }
 
 // withStream sets a request's stream flag.
