@@ -36,16 +36,34 @@ func soakPrompt(r *rand.Rand, n int) string {
 	return b.String()
 }
 
-// TestCleanSoak: clean traffic raises no alarm. 2,000 requests from two
+// soakBody makes request i: a single prompt, or a conversation with a
+// system turn, tools, and a tool-call round trip, so the simulator's chat
+// template renders every shape custody counts.
+func soakBody(r *rand.Rand, i int64, n int, stream bool) string {
+	prompt := soakPrompt(r, n)
+	if i%4 != 1 {
+		return chatBody("sim-1", prompt, stream)
+	}
+	tools := `[{"type":"function","function":{"name":"lookup_ticket","description":"Look a ticket up.","parameters":{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["id"]}}}]`
+	msgs := fmt.Sprintf(`[{"role":"system","content":"You are a support agent."},{"role":"user","content":%q},`+
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"lookup_ticket","arguments":"{\"id\": \"T%d\", \"limit\": 2.0}"}}]},`+
+		`{"role":"tool","tool_call_id":"call_%d","content":"{\"status\":\"open\",\"owner\":\"team %d\"}"}]`,
+		prompt, i, r.IntN(1e6), i, r.IntN(100))
+	return fmt.Sprintf(`{"model":"sim-1","stream":%v,"messages":%s,"tools":%s,"tool_choice":"auto"}`, stream, msgs, tools)
+}
+
+// TestCleanSoak: clean traffic raises no alarm. 10,000 requests from two
 // tenants, plain and streamed, prompts from a few tokens to tens of
-// thousands, 16 at a time, through the real binary with default checks.
+// thousands, a quarter of them with tools and a tool-call round trip, 16
+// at a time, through the real binary with default checks (contamination
+// included, from the first request).
 func TestCleanSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak")
 	}
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
-	const total, workers = 2000, 16
+	const total, workers = 10000, 16
 	var (
 		next    atomic.Int64
 		alarms  []string
@@ -75,7 +93,7 @@ func TestCleanSoak(t *testing.T) {
 				}
 				stream := i%3 == 0
 				key := []string{"sk-acme", "sk-beta"}[i%2]
-				req, _ := http.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(chatBody("sim-1", soakPrompt(r, n), stream)))
+				req, _ := http.NewRequest("POST", s.URL+"/v1/chat/completions", strings.NewReader(soakBody(r, i, n, stream)))
 				req.Header.Set("Authorization", "Bearer "+key)
 				resp, err := client.Do(req)
 				if err != nil {
