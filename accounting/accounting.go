@@ -38,6 +38,14 @@ import (
 // few thousand tokens; this leaves room).
 const MaxMediaTokens = 16384
 
+// MaxRenderedBody is the largest chat body rendered through its
+// template. A template's string concatenations copy the prompt several
+// times over (a 30 MB body took 1.8 s and 440 MB); above this size the
+// template's few tokens are lost in the prompt's, and the untemplated
+// bounds serve: sound, and still far from a placeholder's count or a
+// truncated prompt's.
+const MaxRenderedBody = 1 << 20
+
 // RenderedSlack is the band above a rendered prompt's exact count: room
 // for a BOS an engine adds that the template does not write, and nothing
 // else (custody's count equals llama.cpp's and the vLLM emulation's on
@@ -106,7 +114,7 @@ type rendering struct {
 // engine when it refuses, for auto when every engine's rendering does.
 func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []byte) (*Prepared, error) {
 	pp := &Prepared{m: m, prompt: p}
-	if m.Template == nil || m.upperBound() {
+	if m.Template == nil || m.upperBound() || len(body) > MaxRenderedBody {
 		return pp, nil
 	}
 	pp.renders = map[template.Engine][]rendering{}

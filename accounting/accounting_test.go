@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/custody-gateway/custody/openai"
@@ -119,5 +120,21 @@ func TestLeastOverEngines(t *testing.T) {
 	l, v := c.For(template.EngineLlamaCpp).Local, c.For(template.EngineVLLM).Local
 	if l <= v || c.Least() != v {
 		t.Errorf("llamacpp %d, vllm %d, least %d", l, v, c.Least())
+	}
+}
+
+// TestLargeBodiesAreNotRendered: above MaxRenderedBody the untemplated
+// bounds serve, so a huge prompt is never copied through the template.
+func TestLargeBodiesAreNotRendered(t *testing.T) {
+	m := testModel(t, strictTemplate)
+	big := strings.Repeat("word ", MaxRenderedBody/5+1)
+	body := `{"messages":[{"role":"assistant","content":"` + big + `"}]}`
+	pp, err := prepare(t, m, []template.Engine{template.EngineLlamaCpp}, body)
+	if err != nil {
+		t.Fatalf("a large body went through the template (which refuses it): %v", err)
+	}
+	n := pp.Count().For(template.EngineLlamaCpp)
+	if words := m.Counter.Count(strings.TrimSpace(big)); n.Band.Lo != words {
+		t.Errorf("lower bound %d, want the content's %d", n.Band.Lo, words)
 	}
 }
