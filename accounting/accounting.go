@@ -98,6 +98,8 @@ type Prepared struct {
 	m       *Model
 	prompt  *openai.Prompt
 	perText bool // a completions prompt: each text may be framed
+	// untemplated: an engine asked for counts without the template.
+	untemplated bool
 	// renders per engine asked for; nil for an untemplated prompt.
 	renders map[template.Engine][]rendering
 }
@@ -119,7 +121,11 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 	}
 	pp.renders = map[template.Engine][]rendering{}
 	for _, e := range engines {
-		if _, done := pp.renders[e]; done || e == template.EngineOpenAI {
+		if e == template.EngineOpenAI {
+			pp.untemplated = true
+			continue
+		}
+		if _, done := pp.renders[e]; done {
 			continue
 		}
 		rs, err := m.render(e, body)
@@ -169,6 +175,19 @@ func (m *Model) render(e template.Engine, body []byte) ([]rendering, error) {
 	return out, nil
 }
 
+// Bytes is the longest the prompt may be in bytes: the longest rendering,
+// or the body for a prompt custody does not render. No prompt has more
+// tokens than bytes (see check.MustCount).
+func (pp *Prepared) Bytes(body []byte) int {
+	n := len(body)
+	for _, rs := range pp.renders {
+		for _, r := range rs {
+			n = max(n, len(r.text))
+		}
+	}
+	return n
+}
+
 // PrepareText takes a completions prompt (perText) or an embeddings
 // input.
 func (m *Model) PrepareText(p *openai.Prompt, perText bool) *Prepared {
@@ -179,6 +198,9 @@ func (m *Model) PrepareText(p *openai.Prompt, perText bool) *Prepared {
 type Counts struct {
 	byEngine map[template.Engine]Count
 	other    Count // untemplated, and engines not prepared
+	// untemplated: some engine asked for is counted without its
+	// template (openai), so other is one of the counts.
+	untemplated bool
 }
 
 // For returns the count for engine e.
@@ -189,12 +211,21 @@ func (c Counts) For(e template.Engine) Count {
 	return c.other
 }
 
-// Least is the smallest count over every engine: what the capacity
-// check may hold a prompt to without refusing one that fits.
+// Least is the smallest count over the engines the prompt was prepared
+// for: what the capacity check may hold a prompt to without refusing one
+// that fits.
 func (c Counts) Least() int {
-	n := c.other.Local
+	if len(c.byEngine) == 0 {
+		return c.other.Local
+	}
+	n := -1
 	for _, e := range c.byEngine {
-		n = min(n, e.Local)
+		if n < 0 || e.Local < n {
+			n = e.Local
+		}
+	}
+	if c.untemplated {
+		n = min(n, c.other.Local)
 	}
 	return n
 }
@@ -205,7 +236,7 @@ func (pp *Prepared) Count() Counts {
 	if len(p.Messages) == 0 {
 		return Counts{other: m.text(p, pp.perText)}
 	}
-	c := Counts{other: m.untemplated(p)}
+	c := Counts{other: m.untemplated(p), untemplated: pp.untemplated}
 	if len(pp.renders) == 0 {
 		return c
 	}

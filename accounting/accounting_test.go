@@ -138,3 +138,41 @@ func TestLargeBodiesAreNotRendered(t *testing.T) {
 		t.Errorf("lower bound %d, want the content's %d", n.Band.Lo, words)
 	}
 }
+
+// TestBytesBoundsTheRendering: a template that adds more text than the
+// request's JSON has bytes makes the prompt longer than the body, and
+// the capacity preflight must see that length.
+func TestBytesBoundsTheRendering(t *testing.T) {
+	m := testModel(t, `{% for m in messages %}`+strings.Repeat("instructions ", 100)+`{{ m.content }}{% endfor %}`)
+	body := `{"messages":[{"role":"user","content":"hi"}]}`
+	pp, err := prepare(t, m, []template.Engine{template.EngineLlamaCpp}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pp.Bytes([]byte(body)); got != len(strings.Repeat("instructions ", 100))+2 {
+		t.Errorf("Bytes %d, want the rendering's length", got)
+	}
+	m.Template = nil
+	pp, _ = prepare(t, m, nil, body)
+	if got := pp.Bytes([]byte(body)); got != len(body) {
+		t.Errorf("untemplated Bytes %d, want the body's %d", got, len(body))
+	}
+}
+
+// TestLeastIgnoresTheUntemplatedCountUnlessAsked: the capacity check
+// holds a rendered prompt to its rendering, not to OpenAI's framing of
+// it, unless some route counts it that way.
+func TestLeastIgnoresTheUntemplatedCountUnlessAsked(t *testing.T) {
+	m := testModel(t, strings.Repeat("instructions ", 50)+`{% for m in messages %}{{ m.content }}{% endfor %}`)
+	body := `{"messages":[{"role":"user","content":"hi"}]}`
+	pp, _ := prepare(t, m, []template.Engine{template.EngineLlamaCpp}, body)
+	c := pp.Count()
+	if c.Least() != c.For(template.EngineLlamaCpp).Local || c.Least() < 50 {
+		t.Errorf("least %d, llamacpp %d", c.Least(), c.For(template.EngineLlamaCpp).Local)
+	}
+	pp, _ = prepare(t, m, []template.Engine{template.EngineLlamaCpp, template.EngineOpenAI}, body)
+	c = pp.Count()
+	if c.Least() != c.For(template.EngineOpenAI).Local {
+		t.Errorf("with an openai route, least %d, want the untemplated %d", c.Least(), c.For(template.EngineOpenAI).Local)
+	}
+}

@@ -2,12 +2,16 @@ package check
 
 import "github.com/custody-gateway/custody"
 
-// MustCount reports whether a prompt of bodyLen bytes must be counted
-// before it is forwarded. Every token of a byte-level BPE covers at least
-// one byte, and a request body holds at least as many bytes as its
-// prompt's tokens plus framing, so a body no longer than capacity cannot
-// exceed it: it is forwarded at once and counted concurrently.
-func MustCount(bodyLen, capacity int) bool { return bodyLen > capacity }
+// MustCount reports whether a prompt of promptLen bytes must be counted
+// before it is forwarded. Every token of a byte-level BPE (and of a
+// SentencePiece one with byte fallback) covers at least one byte, so a
+// prompt no longer than capacity bytes cannot exceed it: it is forwarded
+// at once and counted concurrently. promptLen is the rendered prompt's
+// length where custody renders it (a template may add more tokens than
+// the request's JSON has bytes: Qwen3's tool instructions), else the
+// body's, which holds at least as many bytes as the prompt's tokens plus
+// OpenAI's framing.
+func MustCount(promptLen, capacity int) bool { return promptLen > capacity }
 
 // Capacity fails when the locally counted prompt exceeds the model's
 // verified capacity: such a prompt is never forwarded, because a serving

@@ -166,7 +166,7 @@ func (x *exchange) run() error {
 		return err
 	}
 	x.prompt = x.startPromptWork(prompt, prepared)
-	if check.MustCount(len(body), m.capacity) {
+	if check.MustCount(prepared.Bytes(body), m.capacity) {
 		// Only a prompt whose bytes could exceed capacity waits for its
 		// count; it is never forwarded if it does.
 		if err := check.Capacity(x.prompt.wait().counts.Least(), m.capacity); err != nil {
