@@ -102,6 +102,12 @@ type Provider struct {
 	// Kind is openai (any OpenAI-compatible server) or sim (the built-in
 	// simulator, run in-process on a loopback port).
 	Kind string `yaml:"kind"`
+	// Engine is how the upstream renders a chat request before it counts
+	// the prompt: llamacpp, vllm, sglang (exact, with the model's chat
+	// template), openai (no template; OpenAI's framing) or auto (the
+	// default: a band that covers every known engine's rendering). A sim
+	// provider renders as llamacpp.
+	Engine string `yaml:"engine"`
 	// BaseURL ends in /v1 for OpenAI-compatible servers. Unused for sim.
 	BaseURL string `yaml:"base_url"`
 	// APIKey is sent as a bearer token upstream. Never logged.
@@ -143,7 +149,13 @@ type Model struct {
 	// uses min(ContextWindow, VerifiedCapacity). Zero means ContextWindow.
 	VerifiedCapacity int `yaml:"verified_capacity"`
 	// Tokenizer is o200k_base (default), cl100k_base, file:PATH or bytes.
-	Tokenizer        string  `yaml:"tokenizer"`
+	Tokenizer string `yaml:"tokenizer"`
+	// ChatTemplate is the model's chat template: auto (the default: the
+	// chat_template of tokenizer_config.json beside a file: tokenizer, or
+	// none for the others), file:PATH (a Jinja file, or a
+	// tokenizer_config.json), builtin:chatml (the simulator's) or none
+	// (count chat without a template).
+	ChatTemplate     string  `yaml:"chat_template"`
 	PromptTokenSlack Slack   `yaml:"prompt_token_slack"`
 	Routes           []Route `yaml:"routes"`
 }

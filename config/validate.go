@@ -72,11 +72,20 @@ func (c *Config) applyDefaults() {
 		if p.Timeout == 0 {
 			p.Timeout = 120 * time.Second
 		}
+		if p.Engine == "" {
+			p.Engine = "auto"
+			if p.Kind == "sim" {
+				p.Engine = "llamacpp"
+			}
+		}
 	}
 	for i := range c.Models {
 		m := &c.Models[i]
 		if m.Tokenizer == "" {
 			m.Tokenizer = "o200k_base"
+		}
+		if m.ChatTemplate == "" {
+			m.ChatTemplate = "auto"
 		}
 		if m.PromptTokenSlack == (Slack{}) {
 			m.PromptTokenSlack = Slack{PerMessage: 8, Fixed: 64}
@@ -187,6 +196,11 @@ func (c *Config) Validate(file string) error {
 		default:
 			bad(key+".kind", "%q is not openai or sim", p.Kind)
 		}
+		switch p.Engine {
+		case "auto", "llamacpp", "vllm", "sglang", "openai":
+		default:
+			bad(key+".engine", "%q is not llamacpp, vllm, sglang, openai or auto", p.Engine)
+		}
 		if p.Timeout < 0 {
 			bad(key+".timeout", "must be positive")
 		}
@@ -207,6 +221,12 @@ func (c *Config) Validate(file string) error {
 		case strings.HasPrefix(m.Tokenizer, "file:") && len(m.Tokenizer) > len("file:"):
 		default:
 			bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
+		}
+		switch {
+		case m.ChatTemplate == "auto", m.ChatTemplate == "none", m.ChatTemplate == "builtin:chatml":
+		case strings.HasPrefix(m.ChatTemplate, "file:") && len(m.ChatTemplate) > len("file:"):
+		default:
+			bad(key+".chat_template", "%q is not auto, file:PATH, builtin:chatml or none", m.ChatTemplate)
 		}
 		if m.PromptTokenSlack.PerMessage < 0 || m.PromptTokenSlack.Fixed < 0 {
 			bad(key+".prompt_token_slack", "must not be negative")

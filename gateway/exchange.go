@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
-	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/template"
 )
 
 // endpoint is one proxied OpenAI endpoint.
@@ -57,8 +58,7 @@ type exchange struct {
 // forwarding when the prompt is small enough to skip the wait.
 type promptWork struct {
 	done    chan struct{}
-	parts   int // messages or prompts: the n of the slack rule
-	local   int
+	counts  accounting.Counts
 	scanner Scanner
 }
 
@@ -161,11 +161,15 @@ func (x *exchange) run() error {
 	if err != nil {
 		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
 	}
-	x.prompt = x.startPromptWork(prompt)
+	prepared, err := x.preparePrompt(prompt, body)
+	if err != nil {
+		return err
+	}
+	x.prompt = x.startPromptWork(prompt, prepared)
 	if check.MustCount(len(body), m.capacity) {
 		// Only a prompt whose bytes could exceed capacity waits for its
 		// count; it is never forwarded if it does.
-		if err := check.Capacity(x.prompt.wait().local, m.capacity); err != nil {
+		if err := check.Capacity(x.prompt.wait().counts.Least(), m.capacity); err != nil {
 			tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
 			return err
 		}
@@ -232,35 +236,40 @@ func (x *exchange) choosePolicy() error {
 	return nil
 }
 
+// preparePrompt renders the prompt as each of the model's engines
+// would. It runs before forwarding: a request the model's own template
+// refuses is refused here, as the engine would, and never sent.
+func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Prepared, error) {
+	m := x.model
+	switch x.ep.name {
+	case openai.EndpointChat:
+		pp, err := m.acct.PrepareChat(m.engines, p, body)
+		if err != nil {
+			var re *template.RaiseError
+			if errors.As(err, &re) {
+				return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
+			}
+			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request could not be rendered with the model's chat template")
+		}
+		return pp, nil
+	case openai.EndpointCompletions:
+		return m.acct.PrepareText(p, true), nil
+	}
+	return m.acct.PrepareText(p, false), nil
+}
+
 // startPromptWork counts and fingerprints the prompt in a goroutine.
-func (x *exchange) startPromptWork(p *openai.Prompt) *promptWork {
-	w := &promptWork{done: make(chan struct{}), parts: p.Parts()}
-	m, contam, id, tenant := x.model, x.g.contam, x.tx.ID, x.tx.Tenant
+func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
+	w := &promptWork{done: make(chan struct{})}
+	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
 	go func() {
 		defer close(w.done)
-		w.local = countPrompt(m.counter, p)
+		w.counts = pp.Count()
 		if contam != nil {
 			w.scanner = contam.Admit(id, tenant, promptText(p))
 		}
 	}()
 	return w
-}
-
-// countPrompt counts as the upstream bills: chat with OpenAI's message
-// framing, other prompts as their text plus pre-tokenized ids.
-func countPrompt(c tokenize.Counter, p *openai.Prompt) int {
-	if len(p.Messages) > 0 {
-		msgs := make([]tokenize.Message, len(p.Messages))
-		for i, m := range p.Messages {
-			msgs[i] = tokenize.Message{Role: m.Role, Name: m.Name, Content: m.Content}
-		}
-		return tokenize.Chat(c, msgs)
-	}
-	n := p.PreTokenized
-	for _, t := range p.Texts {
-		n += c.Count(t)
-	}
-	return n
 }
 
 func promptText(p *openai.Prompt) string {

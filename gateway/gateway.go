@@ -14,13 +14,16 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/policy"
+	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -127,7 +130,8 @@ type model struct {
 	cfg      *config.Model
 	capacity int
 	counter  tokenize.Counter
-	upper    bool // the counter gives an upper bound, not an exact count
+	acct     *accounting.Model
+	engines  []template.Engine // the routes' engines, each once
 	routes   []route
 }
 
@@ -136,6 +140,7 @@ type route struct {
 	cfg    *config.Route
 	client *upstream.Client
 	prov   *config.Provider
+	engine template.Engine // how the provider renders chat
 }
 
 // New builds a gateway from validated options.
@@ -192,17 +197,30 @@ func New(o Options) (*Gateway, error) {
 			counters[mc.Tokenizer] = ctr
 		}
 		m := &model{cfg: mc, capacity: mc.Capacity(), counter: ctr}
-		if ub, ok := ctr.(interface{ UpperBound() bool }); ok {
-			m.upper = ub.UpperBound()
-		}
+		simOnly := true
 		for j := range mc.Routes {
 			rc := &mc.Routes[j]
 			cl, ok := o.Clients[rc.Provider]
 			if !ok {
 				return nil, fmt.Errorf("model %s: no client for provider %s", mc.Name, rc.Provider)
 			}
-			m.routes = append(m.routes, route{index: j, cfg: rc, client: cl, prov: providers[rc.Provider]})
+			prov := providers[rc.Provider]
+			e, err := template.ParseEngine(prov.Engine)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: %w", prov.Name, err)
+			}
+			if !slices.Contains(m.engines, e) {
+				m.engines = append(m.engines, e)
+			}
+			simOnly = simOnly && prov.Kind == config.KindSim
+			m.routes = append(m.routes, route{index: j, cfg: rc, client: cl, prov: prov, engine: e})
 		}
+		tmpl, err := accounting.LoadTemplate(mc.Tokenizer, mc.ChatTemplate, simOnly)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", mc.Name, err)
+		}
+		m.acct = &accounting.Model{Counter: ctr, LlamaCpp: llamaCppVariant(ctr), Template: tmpl,
+			Slack: accounting.Slack{PerMessage: mc.PromptTokenSlack.PerMessage, Fixed: mc.PromptTokenSlack.Fixed}}
 		g.models[mc.Name] = m
 	}
 
@@ -280,4 +298,13 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain")
 	_, err := w.Write([]byte("ready\n"))
 	return err
+}
+
+// llamaCppVariant is how llama.cpp counts with the same vocabulary, where
+// the tokenizer has such a variant (Hugging Face files), else nil.
+func llamaCppVariant(c tokenize.Counter) tokenize.Counter {
+	if hf, ok := c.(*tokenize.HFTokenizer); ok {
+		return hf.LlamaCpp()
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/template"
 )
 
 // maxResponse bounds a non-streamed upstream body.
@@ -105,8 +106,8 @@ func (x *exchange) checkModel(rt route) {
 // usage leaves the transaction unverifiable: flagged, not verified.
 func (x *exchange) checkPromptTokens(haveUsage bool) {
 	tx := x.tx
-	local := x.prompt.wait().local
-	tx.PromptTokensLocal = local
+	n := x.prompt.wait().counts.For(x.engine())
+	tx.PromptTokensLocal = n.Local
 	if !haveUsage {
 		tx.Skip(custody.CheckPromptTokens, "no usage reported")
 		if tx.Verdict == "" || tx.Verdict == custody.Verified {
@@ -114,13 +115,7 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 		}
 		return
 	}
-	slack := x.model.cfg.PromptTokenSlack
-	band := check.PromptBand(local, x.model.upper, x.prompt.parts, slack.PerMessage, slack.Fixed)
-	if x.ep.name == openai.EndpointEmbeddings {
-		// Embeddings carry no chat framing or template.
-		band = check.PromptBand(local, x.model.upper, 0, 0, slack.Fixed)
-	}
-	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, band), custody.CheckPromptTokens)
+	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, n.Band), custody.CheckPromptTokens)
 }
 
 // checkReplay claims the response id for this transaction and the body
@@ -196,4 +191,12 @@ func firstFailure(tx *custody.Transaction) error {
 		}
 	}
 	return errors.New("rejected without a failed check")
+}
+
+// engine is how the route that answered renders chat.
+func (x *exchange) engine() template.Engine {
+	if r := x.tx.Route; r >= 0 && r < len(x.model.routes) {
+		return x.model.routes[r].engine
+	}
+	return template.EngineAuto
 }

@@ -13,11 +13,24 @@ type Prompt struct {
 	Texts []string
 	// PreTokenized is the number of tokens given as token-id arrays.
 	PreTokenized int
+	// Tools is the JSON of a chat request's tool definitions, ToolCount
+	// how many there are.
+	Tools     string
+	ToolCount int
+	// Media counts image and audio content parts.
+	Media int
 }
 
 // Message is one chat message reduced to what is counted.
 type Message struct {
-	Role, Name, Content string
+	Role, Name string
+	// Content is the message's text: a string, or its text parts joined
+	// with "\n" as engines join them.
+	Content string
+	// ToolCalls holds the names and arguments of the message's tool
+	// calls, Calls how many there are.
+	ToolCalls string
+	Calls     int
 }
 
 // Parts is the number of messages or prompts: the n of the slack rule.
@@ -58,6 +71,7 @@ func ParsePrompt(endpoint string, body []byte) (*Prompt, error) {
 					} `json:"function"`
 				} `json:"tool_calls"`
 			} `json:"messages"`
+			Tools json.RawMessage `json:"tools"`
 		}
 		if err := json.Unmarshal(body, &req); err != nil {
 			return nil, badf("messages: %s", typeError(err))
@@ -67,14 +81,25 @@ func ParsePrompt(endpoint string, body []byte) (*Prompt, error) {
 		}
 		p.Messages = make([]Message, len(req.Messages))
 		for i, m := range req.Messages {
-			content, err := contentText(m.Content)
+			content, media, err := contentText(m.Content)
 			if err != nil {
 				return nil, badf("messages[%d].content: %s", i, err)
 			}
+			p.Media += media
+			var calls strings.Builder
 			for _, tc := range m.ToolCalls {
-				content += tc.Function.Name + tc.Function.Arguments
+				calls.WriteString(tc.Function.Name)
+				calls.WriteString(tc.Function.Arguments)
 			}
-			p.Messages[i] = Message{Role: m.Role, Name: m.Name, Content: content}
+			p.Messages[i] = Message{Role: m.Role, Name: m.Name, Content: content,
+				ToolCalls: calls.String(), Calls: len(m.ToolCalls)}
+		}
+		if len(req.Tools) > 0 && string(req.Tools) != "null" {
+			var tools []json.RawMessage
+			if err := json.Unmarshal(req.Tools, &tools); err != nil {
+				return nil, badf("tools must be an array")
+			}
+			p.Tools, p.ToolCount = string(req.Tools), len(tools)
 		}
 	case EndpointCompletions, EndpointEmbeddings:
 		field := "prompt"
@@ -128,31 +153,38 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-// contentText returns the text of a message content: a string, null, or
-// an array of parts whose text parts are concatenated.
-func contentText(raw json.RawMessage) (string, error) {
+// contentText returns the text of a message content (a string, null, or
+// an array of parts whose text parts are joined with "\n", as llama.cpp
+// and vLLM join them) and how many of its parts are media.
+func contentText(raw json.RawMessage) (string, int, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", 0, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", errString("bad string")
+			return "", 0, errString("bad string")
 		}
-		return s, nil
+		return s, 0, nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type string  `json:"type"`
+		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errString("must be a string or an array of content parts")
+		return "", 0, errString("must be a string or an array of content parts")
 	}
-	var b strings.Builder
+	var texts []string
+	media := 0
 	for _, pt := range parts {
-		b.WriteString(pt.Text)
+		switch {
+		case pt.Text != nil:
+			texts = append(texts, *pt.Text)
+		case pt.Type != "":
+			media++
+		}
 	}
-	return b.String(), nil
+	return strings.Join(texts, "\n"), media, nil
 }
 
 // typeError turns a json decoding error into a message that names the

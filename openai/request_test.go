@@ -77,7 +77,8 @@ func TestParsePrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Message{{"system", "", "be brief"}, {"user", "bob", "hi there"}, {"assistant", "", "f{}"}}
+	want := []Message{{Role: "system", Content: "be brief"}, {Role: "user", Name: "bob", Content: "hi \nthere"},
+		{Role: "assistant", ToolCalls: "f{}", Calls: 1}}
 	for i, m := range want {
 		if p.Messages[i] != m {
 			t.Errorf("message %d = %+v, want %+v", i, p.Messages[i], m)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 )
 
@@ -21,17 +22,28 @@ func (s *Server) chat(c *call) error {
 	for _, m := range msgs {
 		all = append(all, words(m.Content)...)
 	}
+	// The prompt is what the chat template renders, counted as llama.cpp
+	// counts it; a refusal of the template's is the engine's 400.
+	rendered, err := s.tmpl.Render(template.EngineLlamaCpp, c.body)
+	if err != nil {
+		return badRequest("%s", err)
+	}
+	tokens := s.counter.Count(rendered.Text)
 	p := prompt{
 		words:             all,
-		tokens:            tokenize.Chat(s.counter, msgs),
+		tokens:            tokens,
 		placeholderTokens: s.chatPlaceholder,
 		truncate: func() ([]string, int) {
+			// Keep the first half of the words; the rest of the prompt
+			// is gone from the count.
 			tm := truncateMessages(msgs, len(all)/2)
-			var kept []string
-			for _, m := range tm {
-				kept = append(kept, words(m.Content)...)
+			var kept, dropped []string
+			for i, m := range tm {
+				w := words(m.Content)
+				kept = append(kept, w...)
+				dropped = append(dropped, words(msgs[i].Content)[len(w):]...)
 			}
-			return kept, tokenize.Chat(s.counter, tm)
+			return kept, tokens - s.counter.Count(strings.Join(dropped, " "))
 		},
 	}
 	maxTokens := req.MaxTokens

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/custody-gateway/custody/tokenize"
 )
 
 const (
@@ -22,20 +20,24 @@ func TestChatUsageIsHonest(t *testing.T) {
 	cases := []struct {
 		name string
 		msgs []map[string]any
-		want []tokenize.Message
+		want string // the prompt as the built-in ChatML template renders it
 	}{
 		{"one string", []map[string]any{{"role": "user", "content": "Hello there, how are you?"}},
-			[]tokenize.Message{{Role: "user", Content: "Hello there, how are you?"}}},
+			"<|im_start|>user\nHello there, how are you?<|im_end|>\n<|im_start|>assistant\n"},
 		{"system and user", []map[string]any{{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name three rivers."}},
-			[]tokenize.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Name three rivers."}}},
+			"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nName three rivers.<|im_end|>\n<|im_start|>assistant\n"},
 		{"content parts", []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "part one "}, {"type": "text", "text": "part two"}}}},
-			[]tokenize.Message{{Role: "user", Content: "part one part two"}}},
+			"<|im_start|>user\npart one \npart two<|im_end|>\n<|im_start|>assistant\n"},
 		{"named", []map[string]any{{"role": "user", "name": "alice", "content": "hi"}},
-			[]tokenize.Message{{Role: "user", Name: "alice", Content: "hi"}}},
+			"<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"},
 		{"null content", []map[string]any{{"role": "assistant", "content": nil}, {"role": "user", "content": "go on"}},
-			[]tokenize.Message{{Role: "assistant"}, {Role: "user", Content: "go on"}}},
+			"<|im_start|>assistant\n<|im_end|>\n<|im_start|>user\ngo on<|im_end|>\n<|im_start|>assistant\n"},
 		{"unicode", []map[string]any{{"role": "user", "content": "Grüße aus Köln — 東京 🚀"}},
-			[]tokenize.Message{{Role: "user", Content: "Grüße aus Köln — 東京 🚀"}}},
+			"<|im_start|>user\nGrüße aus Köln — 東京 🚀<|im_end|>\n<|im_start|>assistant\n"},
+		{"tool round trip", []map[string]any{{"role": "user", "content": "weather?"},
+			{"role": "assistant", "content": nil, "tool_calls": []map[string]any{{"id": "c1", "type": "function", "function": map[string]any{"name": "w", "arguments": `{"city":"Paris"}`}}}},
+			{"role": "tool", "tool_call_id": "c1", "content": "sunny"}},
+			"<|im_start|>user\nweather?<|im_end|>\n<|im_start|>assistant\n<tool_call>{\"name\": \"w\", \"arguments\": {\"city\": \"Paris\"}}</tool_call><|im_end|>\n<|im_start|>tool\nsunny<|im_end|>\n<|im_start|>assistant\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,7 +45,7 @@ func TestChatUsageIsHonest(t *testing.T) {
 			if r.status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
-			want := tokenize.Chat(c, tc.want)
+			want := c.Count(tc.want)
 			if got := r.resp.Usage.PromptTokens; got != want {
 				t.Errorf("prompt_tokens = %d, want %d", got, want)
 			}

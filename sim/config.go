@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	// o200k_base (tokenize.Lookup), which takes a moment to load: pass one
 	// already loaded to start many servers quickly.
 	Counter tokenize.Counter
+	// Template is the chat template the simulator renders each chat
+	// request with before counting it, as llama.cpp does; nil means the
+	// built-in ChatML template (template.Builtin).
+	Template *template.Template
 	// MaxBodyBytes bounds request bodies; 0 means 64 MiB.
 	MaxBodyBytes int64
 	// Clock stamps each stream chunk's created (as llama.cpp does, per

@@ -188,12 +188,15 @@ func o200k(t testing.TB) tokenize.Counter {
 	return o200kCounter
 }
 
+// chatTokens is the honest prompt_tokens of user messages msgs: the
+// built-in ChatML template's rendering, counted.
 func chatTokens(t testing.TB, msgs ...string) int {
-	var ms []tokenize.Message
+	var b strings.Builder
 	for _, m := range msgs {
-		ms = append(ms, tokenize.Message{Role: "user", Content: m})
+		b.WriteString("<|im_start|>user\n" + m + "<|im_end|>\n")
 	}
-	return tokenize.Chat(o200k(t), ms)
+	b.WriteString("<|im_start|>assistant\n")
+	return o200k(t).Count(b.String())
 }
 
 func jsonDecode(res *http.Response, v any) error { return json.NewDecoder(res.Body).Decode(v) }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 )
 
@@ -28,6 +29,7 @@ type Server struct {
 	// the one-token placeholder: 1 plus the framing of one user message.
 	chatPlaceholder int
 	counter         tokenize.Counter
+	tmpl            *template.Template
 	pool            *kvPool
 	mux             *http.ServeMux
 	seq             atomic.Uint64 // request sequence numbers, the page owners
@@ -65,7 +67,14 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 	}
+	tmpl := cfg.Template
+	if tmpl == nil {
+		if tmpl, err = template.Builtin(template.BuiltinChatML); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
 	s := &Server{
+		tmpl:    tmpl,
 		cfg:     cfg,
 		faults:  faultSet{},
 		served:  map[string]bool{},
@@ -78,7 +87,11 @@ func New(cfg Config) (*Server, error) {
 	for _, f := range cfg.Faults {
 		s.faults[f] = true
 	}
-	s.chatPlaceholder = tokenize.Chat(counter, []tokenize.Message{{Role: "user"}}) + 1
+	empty, err := tmpl.Render(template.EngineLlamaCpp, []byte(`{"messages":[{"role":"user","content":""}]}`))
+	if err != nil {
+		return nil, fmt.Errorf("sim: rendering the placeholder: %w", err)
+	}
+	s.chatPlaceholder = counter.Count(empty.Text) + 1
 	for _, m := range cfg.Models {
 		s.served[m] = true
 	}

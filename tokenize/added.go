@@ -11,6 +11,7 @@ import (
 // the tokenizers library cuts out of the text before anything else and
 // encodes as one token, special or not.
 type addedToken struct {
+	ID         uint32 `json:"id"`
 	Content    string `json:"content"`
 	SingleWord bool   `json:"single_word"`
 	LStrip     bool   `json:"lstrip"`
@@ -55,11 +56,15 @@ func newAddedSet(tokens []addedToken) *addedSet {
 	return a
 }
 
-// split calls plain with each stretch of s between added tokens, and
-// returns how many added tokens it found.
-func (a *addedSet) split(s string, plain func(string)) int {
+// split calls plain with each non-empty stretch of s between added
+// tokens, saying whether it starts s, and special (unless nil) with the id
+// of each added token, in text order; it returns how many added tokens it
+// found.
+func (a *addedSet) split(s string, plain func(seg string, first bool), special func(id uint32)) int {
 	if a == nil {
-		plain(s)
+		if s != "" {
+			plain(s, true)
+		}
 		return 0
 	}
 	found, last := 0, 0 // last: end of the previous token, stripping included
@@ -94,13 +99,16 @@ func (a *addedSet) split(s string, plain func(string)) int {
 			}
 		}
 		if start > last {
-			plain(s[last:start])
+			plain(s[last:start], last == 0)
+		}
+		if special != nil {
+			special(tok.ID)
 		}
 		found++
 		last, i = stop, stop
 	}
-	if last < len(s) || found == 0 {
-		plain(s[last:])
+	if last < len(s) {
+		plain(s[last:], last == 0)
 	}
 	return found
 }

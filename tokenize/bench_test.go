@@ -134,3 +134,18 @@ func BenchmarkHFTokenizer(b *testing.B) {
 	text := corpus(1 << 20)
 	loopCPU(b, len(text), func() { tok.Count(text) })
 }
+
+// BenchmarkHFRealTokenizers counts the corpus with the real tokenizers:
+// Llama-3's byte-level path (native splitter), Qwen3's (NFC, native
+// splitter), DeepSeek-V3's (regexp2 splits) and Gemma-3's SentencePiece-
+// style path (byte_fallback, no pre-tokenizer: one piece per stretch
+// between added tokens).
+func BenchmarkHFRealTokenizers(b *testing.B) {
+	text := corpus(256 << 10)
+	for _, family := range []string{"llama3", "qwen3", "deepseek_v3", "gemma3"} {
+		b.Run(family, func(b *testing.B) {
+			tok := realTokenizer(b, family)
+			loopCPU(b, len(text), func() { tok.Count(text) })
+		})
+	}
+}

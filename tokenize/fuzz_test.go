@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -55,6 +56,12 @@ func FuzzParseHFTokenizer(f *testing.F) {
 	f.Add([]byte(strings.Replace(string(seed), `\\p{N}{1,3}`, `\\p{N}+`, 1)), text)
 	f.Add([]byte(strings.Replace(string(seed), `"Sequence"`, `"ByteLevel"`, 1)), text)
 	f.Add([]byte(strings.Replace(string(seed), `"lstrip": false`, `"lstrip": true`, 1)), " <|begin_of_text|> ")
+	sp, err := json.Marshal(spJSON(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sp, "a b <s>é\xff")
+	f.Add([]byte(strings.Replace(string(sp), `"byte_fallback":true`, `"byte_fallback":false`, 1)), "ab é")
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		tok, err := ParseHFTokenizer("fuzz", data)
 		if err != nil {
@@ -75,4 +82,66 @@ func newerThanGo(s string) bool {
 		}
 	}
 	return false
+}
+
+// FuzzSentencePiece counts arbitrary text with the tiny SentencePiece-style
+// tokenizer in each of its modes (byte_fallback, unk, fused unk, Metaspace,
+// Split): no panic, the count is the number of ids, and every id is in the
+// vocabulary.
+func FuzzSentencePiece(f *testing.F) {
+	for _, s := range []string{"", "a b", "ab ba", "é<s>  c", "<s>", "\xff\xfe", " \u2581 ", "a\u0301\u0323 b", "\U0001F600ab"} {
+		f.Add(s)
+	}
+	noFallback := func(m map[string]any) { model(m)["byte_fallback"] = false }
+	toks := []*HFTokenizer{
+		spTokenizer(f, nil),
+		spTokenizer(f, noFallback),
+		spTokenizer(f, func(m map[string]any) { noFallback(m); model(m)["fuse_unk"] = false }),
+		spTokenizer(f, func(m map[string]any) { noFallback(m); delete(model(m), "unk_token") }),
+		spTokenizer(f, func(m map[string]any) {
+			m["normalizer"] = map[string]any{"type": "NFKC"}
+			m["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"}
+		}),
+		spTokenizer(f, func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\p{L}+|b`}, "behavior": "MergedWithNext"}
+		}),
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for i, tok := range toks {
+			ids := tok.ids(text)
+			if n := tok.Count(text); n != len(ids) || n < 0 {
+				t.Fatalf("tokenizer %d: Count(%q) = %d, %d ids", i, text, n, len(ids))
+			}
+			for _, id := range ids {
+				if id < 0 || id >= 10+256 {
+					t.Fatalf("tokenizer %d: id %d out of the vocabulary in %v", i, id, ids)
+				}
+			}
+		}
+	})
+}
+
+// FuzzUnicodeNorm checks the normalizers on arbitrary text: they agree
+// with x/text wherever x/text adds no U+034F, are idempotent, and add no
+// U+034F of their own.
+func FuzzUnicodeNorm(f *testing.F) {
+	f.Add("e\u0301\u0323")
+	f.Add("Z" + strings.Repeat("\u0301\u0323\u0334", 20) + "\u1100\u1161\u11a8")
+	f.Add("\ufb01" + strings.Repeat("\u0307", 40))
+	f.Fuzz(func(t *testing.T, text string) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+		for name, form := range normalForms {
+			u := unicodeNorm{form}
+			got := u.normalize(text)
+			if x := form.String(text); strings.Count(x, cgj) == strings.Count(text, cgj) && got != x {
+				t.Fatalf("%s(%+q) = %+q, x/text %+q", name, text, got, x)
+			}
+			if strings.Count(got, cgj) > strings.Count(text, cgj) {
+				t.Fatalf("%s(%+q) = %+q adds a CGJ", name, text, got)
+			}
+			if again := u.normalize(got); again != got {
+				t.Fatalf("%s not idempotent on %+q: %+q then %+q", name, text, got, again)
+			}
+		}
+	})
 }

@@ -213,13 +213,14 @@ func TestHFTokenizerRefusesUnsupported(t *testing.T) {
 			m["normalizer"] = map[string]any{"type": "Sequence", "normalizers": []any{
 				map[string]any{"type": "NFC"}, map[string]any{"type": "Strip"}}}
 		}},
-		{"metaspace", func(m map[string]any) {
-			m["pre_tokenizer"] = map[string]any{"type": "Metaspace", "replacement": "▁"}
-		}},
-		{"no pre-tokenizer", func(m map[string]any) { m["pre_tokenizer"] = nil }},
-		{"split removed", func(m map[string]any) {
+		{"metaspace then byte level", func(m map[string]any) {
 			m["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
-				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\s+`}, "behavior": "Removed"},
+				map[string]any{"type": "ByteLevel", "use_regex": false},
+				map[string]any{"type": "Metaspace", "replacement": "▁"}}}
+		}},
+		{"split contiguous", func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\s+`}, "behavior": "Contiguous"},
 				map[string]any{"type": "ByteLevel", "use_regex": false}}}
 		}},
 		{"missing byte symbol", func(m map[string]any) { delete(model(m)["vocab"].(map[string]any), "Ġ") }},
@@ -273,7 +274,7 @@ func TestRegexFallbackMatchesNative(t *testing.T) {
 		if strings.Contains(expr, "?+") {
 			continue // possessive quantifiers: regexp2 has none
 		}
-		re, err := newRegexSplitter("(?:" + expr + ")")
+		re, err := newRegexSplitter("(?:"+expr+")", isolated)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,11 @@
 // implements each encoding's split regex by hand (pretokenize.go, with
 // Unicode 16.0 classes from class_table.go), and the rank tables come
 // from tiktoken-go-loader's embedded files, parsed once on first use and
-// shared (ranks.go). file:PATH loads a byte-level BPE tokenizer.json
-// (HFTokenizer). bytes is an upper bound, not a count (see UpperBound).
+// shared (ranks.go). file:PATH loads a Hugging Face tokenizer.json with a
+// BPE model, byte-level or SentencePiece-style (HFTokenizer), counting as
+// the tokenizers library does; its LlamaCpp variant counts as llama.cpp
+// does with the same vocabulary. bytes is an upper bound, not a count (see
+// UpperBound).
 //
 // testdata/counts.json holds counts made by the reference tiktoken (npm's
 // WASM build) with testdata/gen/gen.js; the tests also compare against
@@ -25,7 +28,10 @@ import (
 // Counter counts the tokens of a text. Implementations are safe for
 // concurrent use.
 type Counter interface {
-	// Count returns the number of tokens of text, with no special tokens.
+	// Count returns the number of tokens of text, adding no special
+	// tokens (no BOS or EOS). Special-token text inside it is the
+	// implementation's business: Encoding counts it as ordinary text,
+	// HFTokenizer as the one token it names.
 	Count(text string) int
 	// Name is the config value that selects this counter.
 	Name() string

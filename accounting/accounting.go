@@ -1,0 +1,306 @@
+// Package accounting turns a request into the band of prompt tokens an
+// honest upstream may report for it: exact where custody renders the
+// prompt as the engine does, a sound lower and upper bound where it
+// cannot.
+//
+// Three cases, from the most to the least exact:
+//   - a chat template and a named engine (llamacpp, vllm, sglang): the
+//     prompt is rendered as that engine renders it and counted with
+//     special tokens parsed; the band is [n, n + RenderedSlack];
+//   - a chat template and an unnamed engine (auto): every known engine's
+//     rendering is counted and the band spans them, so none of them is a
+//     false alarm;
+//   - no template (OpenAI and its family, or chat_template: none): the
+//     lower bound counts only text every rendering certainly contains
+//     (message content, trimmed; no names, no tool calls, no framing),
+//     the upper bound OpenAI's per-message framing plus names, tool calls,
+//     tool definitions, media and the configured slack.
+//
+// Media parts widen only the upper bound: what an image costs depends on
+// the engine's processor, and a remote image's size is unknown.
+//
+// Work is split in two: Prepare renders (cheap, and where a template
+// refuses a request, which must then not be forwarded), Count tokenizes
+// (the slow part, which runs beside forwarding).
+package accounting
+
+import (
+	"strings"
+
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/template"
+	"github.com/custody-gateway/custody/tokenize"
+)
+
+// MaxMediaTokens is what one image or audio part may add to a prompt at
+// most (a high-resolution image under a dynamic-resolution processor is a
+// few thousand tokens; this leaves room).
+const MaxMediaTokens = 16384
+
+// RenderedSlack is the band above a rendered prompt's exact count: room
+// for a BOS an engine adds that the template does not write, and nothing
+// else (custody's count equals llama.cpp's and the vLLM emulation's on
+// every request of the chat-template corpus).
+const RenderedSlack = 4
+
+// Allowances of the template-less upper bound beyond the text counted:
+// the framing of a tool call and of a tool definition, and the
+// instructions a template writes once when a request has tools (Qwen3's
+// are about 110 tokens).
+const (
+	toolCallAllowance = 8
+	toolAllowance     = 16
+	toolsPreamble     = 256
+)
+
+// Slack widens the band of a prompt custody does not render: PerMessage
+// for each message (or completions text) and Fixed once.
+type Slack struct{ PerMessage, Fixed int }
+
+// Model is how one model's prompts are counted. Safe for concurrent use.
+type Model struct {
+	// Counter is the model's tokenizer as Hugging Face runs it.
+	Counter tokenize.Counter
+	// LlamaCpp is the tokenizer as llama.cpp runs it, where it differs
+	// (nil: the same as Counter).
+	LlamaCpp tokenize.Counter
+	// Template is the model's chat template; nil counts chat without one.
+	Template *template.Template
+	Slack    Slack
+}
+
+// Count is the outcome of counting one prompt for one engine.
+type Count struct {
+	// Local is custody's count, as recorded: the exact count where the
+	// prompt was rendered (the least, for auto), OpenAI's documented
+	// framing for chat without a template.
+	Local int
+	Band  check.Band
+}
+
+func (m *Model) upperBound() bool {
+	ub, ok := m.Counter.(tokenize.UpperBound)
+	return ok && ub.UpperBound()
+}
+
+// Prepared is a prompt rendered for the engines it may be sent to,
+// waiting to be counted.
+type Prepared struct {
+	m       *Model
+	prompt  *openai.Prompt
+	perText bool // a completions prompt: each text may be framed
+	// renders per engine asked for; nil for an untemplated prompt.
+	renders map[template.Engine][]rendering
+}
+
+// rendering is one way an engine may have rendered the prompt.
+type rendering struct {
+	text    string
+	media   int
+	counter tokenize.Counter
+}
+
+// PrepareChat renders a chat request (p parsed from body) for each of
+// engines. A template's refusal is a *template.RaiseError: for a named
+// engine when it refuses, for auto when every engine's rendering does.
+func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []byte) (*Prepared, error) {
+	pp := &Prepared{m: m, prompt: p}
+	if m.Template == nil || m.upperBound() {
+		return pp, nil
+	}
+	pp.renders = map[template.Engine][]rendering{}
+	for _, e := range engines {
+		if _, done := pp.renders[e]; done || e == template.EngineOpenAI {
+			continue
+		}
+		rs, err := m.render(e, body)
+		if err != nil {
+			return nil, err
+		}
+		pp.renders[e] = rs
+	}
+	return pp, nil
+}
+
+// render renders body as engine e may; auto is every engine custody
+// reproduces, counted by each tokenizer variant.
+func (m *Model) render(e template.Engine, body []byte) ([]rendering, error) {
+	engines := []template.Engine{e}
+	if e == template.EngineAuto {
+		engines = template.Engines
+	}
+	var (
+		out     []rendering
+		refusal error
+	)
+	for _, en := range engines {
+		p, err := m.Template.Render(en, body)
+		if err != nil {
+			if e == template.EngineAuto && template.IsRaise(err) {
+				refusal = err
+				continue
+			}
+			return nil, err
+		}
+		counters := []tokenize.Counter{m.Counter}
+		switch {
+		case m.LlamaCpp == nil:
+		case e == template.EngineAuto:
+			counters = append(counters, m.LlamaCpp)
+		case en == template.EngineLlamaCpp:
+			counters = []tokenize.Counter{m.LlamaCpp}
+		}
+		for _, c := range counters {
+			out = append(out, rendering{text: p.Text, media: p.Media, counter: c})
+		}
+	}
+	if len(out) == 0 {
+		return nil, refusal
+	}
+	return out, nil
+}
+
+// PrepareText takes a completions prompt (perText) or an embeddings
+// input.
+func (m *Model) PrepareText(p *openai.Prompt, perText bool) *Prepared {
+	return &Prepared{m: m, prompt: p, perText: perText}
+}
+
+// Counts are a prepared prompt's counts, per engine.
+type Counts struct {
+	byEngine map[template.Engine]Count
+	other    Count // untemplated, and engines not prepared
+}
+
+// For returns the count for engine e.
+func (c Counts) For(e template.Engine) Count {
+	if n, ok := c.byEngine[e]; ok {
+		return n
+	}
+	return c.other
+}
+
+// Least is the smallest count over every engine: what the capacity
+// check may hold a prompt to without refusing one that fits.
+func (c Counts) Least() int {
+	n := c.other.Local
+	for _, e := range c.byEngine {
+		n = min(n, e.Local)
+	}
+	return n
+}
+
+// Count tokenizes the prepared prompt.
+func (pp *Prepared) Count() Counts {
+	m, p := pp.m, pp.prompt
+	if len(p.Messages) == 0 {
+		return Counts{other: m.text(p, pp.perText)}
+	}
+	c := Counts{other: m.untemplated(p)}
+	if len(pp.renders) == 0 {
+		return c
+	}
+	c.byEngine = map[template.Engine]Count{}
+	counted := map[tokenize.Counter]map[string]int{}
+	for e, rs := range pp.renders {
+		lo, hi := -1, -1
+		for _, r := range rs {
+			byText := counted[r.counter]
+			if byText == nil {
+				byText = map[string]int{}
+				counted[r.counter] = byText
+			}
+			n, ok := byText[r.text]
+			if !ok {
+				n = r.counter.Count(r.text)
+				byText[r.text] = n
+			}
+			if lo < 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n+r.media*MaxMediaTokens)
+		}
+		if e == template.EngineAuto && m.Template.BOS() == "" {
+			hi++ // an engine may add a BOS the template does not write
+		}
+		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: lo, Hi: hi + RenderedSlack}}
+	}
+	return c
+}
+
+// untemplated bounds a chat prompt whose rendering custody cannot see.
+func (m *Model) untemplated(p *openai.Prompt) Count {
+	c := m.Counter
+	lo, framed := 0, tokenize.ReplyPriming
+	for _, msg := range p.Messages {
+		text := msg.Content
+		switch msg.Role {
+		case "system", "user", "tool":
+		case "assistant":
+			// Templates drop the reasoning of earlier turns (Qwen3), and
+			// engines' reasoning parsers strip it: not certain text.
+			text = withoutThinking(text)
+		default:
+			// A template may ignore a role it does not know (developer,
+			// under vLLM): not certain text.
+			text = ""
+		}
+		lo += c.Count(strings.TrimSpace(text))
+		framed += tokenize.TokensPerMessage + c.Count(msg.Role) + c.Count(msg.Content)
+		if msg.Name != "" {
+			framed += tokenize.TokensPerName + c.Count(msg.Name)
+		}
+	}
+	hi := framed
+	for _, msg := range p.Messages {
+		if msg.ToolCalls != "" || msg.Calls > 0 {
+			hi += toolCallAllowance*msg.Calls + c.Count(msg.ToolCalls)
+		}
+	}
+	if p.Tools != "" {
+		n := c.Count(p.Tools)
+		if spaced, err := template.TemplateJSON([]byte(p.Tools)); err == nil {
+			// A template prints the definitions with Python's spacing.
+			n = max(n, c.Count(spaced))
+		}
+		hi += toolsPreamble + toolAllowance*p.ToolCount + n
+	}
+	hi += p.Media*MaxMediaTokens + m.Slack.PerMessage*len(p.Messages) + m.Slack.Fixed
+	if m.upperBound() {
+		// A count that bounds from above proves only a crude lower
+		// bound (see check.PromptBand).
+		lo /= 32
+	}
+	return Count{Local: framed, Band: check.Band{Lo: lo, Hi: hi}}
+}
+
+// text counts a completions prompt or an embeddings input: its texts and
+// pre-tokenized ids.
+func (m *Model) text(p *openai.Prompt, perText bool) Count {
+	n := p.PreTokenized
+	for _, t := range p.Texts {
+		n += m.Counter.Count(t)
+	}
+	per := 0
+	if perText {
+		per = m.Slack.PerMessage
+	}
+	return Count{Local: n, Band: check.PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)}
+}
+
+// withoutThinking removes <think>…</think> blocks (and a leading
+// unclosed reasoning up to </think>) from an assistant message.
+func withoutThinking(s string) string {
+	for {
+		end := strings.Index(s, "</think>")
+		if end < 0 {
+			return s
+		}
+		start := strings.LastIndex(s[:end], "<think>")
+		if start < 0 {
+			start = 0
+		}
+		s = s[:start] + s[end+len("</think>"):]
+	}
+}

@@ -1,0 +1,123 @@
+package accounting
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/template"
+	"github.com/custody-gateway/custody/tokenize"
+)
+
+// strictTemplate refuses a conversation that does not start with a user
+// turn, as Gemma-3's does for a broken alternation.
+const strictTemplate = `{%- if messages[0].role != 'user' %}{{ raise_exception('Conversation must start with a user turn') }}{% endif -%}
+{%- for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}`
+
+func testModel(t *testing.T, src string) *Model {
+	t.Helper()
+	c, err := tokenize.Lookup("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.Parse(src, template.Special{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Model{Counter: c, Template: tmpl, Slack: Slack{PerMessage: 8, Fixed: 64}}
+}
+
+func prepare(t *testing.T, m *Model, engines []template.Engine, body string) (*Prepared, error) {
+	t.Helper()
+	p, err := openai.ParsePrompt(openai.EndpointChat, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.PrepareChat(engines, p, []byte(body))
+}
+
+func TestTemplateRefusalIsARaiseError(t *testing.T) {
+	m := testModel(t, strictTemplate)
+	for _, e := range []template.Engine{template.EngineLlamaCpp, template.EngineVLLM, template.EngineAuto} {
+		_, err := prepare(t, m, []template.Engine{e}, `{"model":"m","messages":[{"role":"assistant","content":"hi"}]}`)
+		var re *template.RaiseError
+		if !errors.As(err, &re) || re.Message != "Conversation must start with a user turn" {
+			t.Errorf("%s: err %v, want the template's refusal", e, err)
+		}
+	}
+}
+
+func TestBands(t *testing.T) {
+	m := testModel(t, strictTemplate)
+	c := m.Counter
+	rendered := "<user>hello there</user><assistant>"
+	n := c.Count(rendered)
+	tests := []struct {
+		name   string
+		engine template.Engine
+		body   string
+		lo, hi int
+	}{
+		{"named engine: exact", template.EngineLlamaCpp, `{"messages":[{"role":"user","content":"hello there"}]}`, n, n + RenderedSlack},
+		// The template writes no BOS: an unnamed engine may add one.
+		{"auto: one more for a BOS", template.EngineAuto, `{"messages":[{"role":"user","content":"hello there"}]}`, n, n + RenderedSlack + 1},
+		{"media widen only the top", template.EngineLlamaCpp,
+			`{"messages":[{"role":"user","content":[{"type":"text","text":"hello there"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}`,
+			n, n + MaxMediaTokens + RenderedSlack},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pp, err := prepare(t, m, []template.Engine{tt.engine}, tt.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := pp.Count().For(tt.engine)
+			if got.Band.Lo != tt.lo || got.Band.Hi != tt.hi || got.Local != tt.lo {
+				t.Errorf("count %+v, want [%d,%d]", got, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+func TestUntemplatedBounds(t *testing.T) {
+	m := testModel(t, strictTemplate)
+	m.Template = nil
+	c := m.Counter
+	body := `{"messages":[{"role":"system","content":"  be brief  "},{"role":"developer","content":"dropped by some"},` +
+		`{"role":"assistant","content":"<think>plan</think>answer","tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1}"}}]},` +
+		`{"role":"user","name":"bob","content":"go"}],"tools":[{"type":"function","function":{"name":"f"}}]}`
+	pp, err := prepare(t, m, []template.Engine{template.EngineOpenAI}, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pp.Count().For(template.EngineOpenAI)
+	// Certain text only: trimmed content, no developer turn, no reasoning.
+	lo := c.Count("be brief") + c.Count("answer") + c.Count("go")
+	if got.Band.Lo != lo {
+		t.Errorf("lower bound %d, want %d", got.Band.Lo, lo)
+	}
+	framed := tokenize.Chat(c, []tokenize.Message{{Role: "system", Content: "  be brief  "}, {Role: "developer", Content: "dropped by some"},
+		{Role: "assistant", Content: "<think>plan</think>answer"}, {Role: "user", Name: "bob", Content: "go"}})
+	if got.Local != framed {
+		t.Errorf("local %d, want OpenAI's framing %d", got.Local, framed)
+	}
+	if got.Band.Hi < framed+toolsPreamble+toolAllowance+toolCallAllowance+4*8+64 {
+		t.Errorf("upper bound %d leaves no room for tools, calls and slack", got.Band.Hi)
+	}
+}
+
+func TestLeastOverEngines(t *testing.T) {
+	// llama.cpp maps developer to system; vLLM passes it and this
+	// template, like Qwen3's, renders no developer turn.
+	m := testModel(t, `{% for m in messages %}{% if m.role in ['system','user'] %}[{{ m.content }}]{% endif %}{% endfor %}`)
+	pp, err := prepare(t, m, []template.Engine{template.EngineLlamaCpp, template.EngineVLLM},
+		`{"messages":[{"role":"developer","content":"a long developer instruction"},{"role":"user","content":"hi"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pp.Count()
+	l, v := c.For(template.EngineLlamaCpp).Local, c.For(template.EngineVLLM).Local
+	if l <= v || c.Least() != v {
+		t.Errorf("llamacpp %d, vllm %d, least %d", l, v, c.Least())
+	}
+}

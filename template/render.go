@@ -1,0 +1,121 @@
+package template
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ardanlabs/jinja"
+)
+
+// ErrNotRendered is returned by Render for an engine whose rendering
+// custody does not reproduce (openai, auto).
+var ErrNotRendered = errors.New("engine does not render a known template")
+
+// Prompt is a chat request as an engine renders it.
+type Prompt struct {
+	// Text is the rendered prompt, special tokens as text, BOS included
+	// when the template writes it.
+	Text string
+	// Media counts the image and audio parts: their tokens are not in
+	// Text and depend on the engine's processor.
+	Media int
+}
+
+// Render renders a chat request body (the client's JSON) as engine e
+// would before counting it. A template's own refusal is a *RaiseError;
+// a request that is not a chat request is an error too.
+func (t *Template) Render(e Engine, body []byte) (Prompt, error) {
+	as, ok := e.renderAs()
+	if !ok {
+		return Prompt{}, fmt.Errorf("%w: %s", ErrNotRendered, e)
+	}
+	req, err := decode(body)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("decoding request: %w", err)
+	}
+	if !req.IsDict() {
+		return Prompt{}, errors.New("request must be a JSON object")
+	}
+	c, err := newChat(req)
+	if err != nil {
+		return Prompt{}, err
+	}
+	var text string
+	switch as {
+	case EngineLlamaCpp:
+		text, err = t.renderLlamaCpp(c)
+	case EngineVLLM:
+		text, err = t.renderVLLM(c)
+	}
+	return Prompt{Text: text, Media: c.media}, err
+}
+
+// chat is the part of a request a template sees, before any engine's
+// preprocessing.
+type chat struct {
+	messages []jinja.Value // dicts
+	tools    jinja.Value   // list, or Undefined
+	kwargs   *jinja.Dict   // chat_template_kwargs, or nil
+	effort   string        // reasoning_effort
+	media    int
+}
+
+func newChat(req jinja.Value) (*chat, error) {
+	c := &chat{tools: get(req, "tools"), effort: str(get(req, "reasoning_effort"))}
+	msgs := get(req, "messages")
+	if !msgs.IsList() || msgs.AsList().Len() == 0 {
+		return nil, errors.New("messages must be a non-empty array")
+	}
+	for i, m := range msgs.AsList().Items {
+		if !m.IsDict() {
+			return nil, fmt.Errorf("messages[%d] must be an object", i)
+		}
+		for _, p := range items(get(m, "content")) {
+			switch str(get(p, "type")) {
+			case "image_url", "image", "input_image", "input_audio", "audio_url", "video_url":
+				c.media++
+			}
+		}
+		c.messages = append(c.messages, m)
+	}
+	if kw := get(req, "chat_template_kwargs"); kw.IsDict() {
+		c.kwargs = kw.AsDict()
+	}
+	return c, nil
+}
+
+// joinText joins a content's text parts with "\n" (what llama.cpp and
+// vLLM both do before rendering); a string is itself, null or absent "".
+func joinText(content jinja.Value) jinja.Value {
+	if content.IsString() {
+		return content
+	}
+	if !content.IsList() {
+		return jinja.NewString("")
+	}
+	var texts []string
+	for _, p := range content.AsList().Items {
+		if t := get(p, "text"); t.IsString() {
+			texts = append(texts, t.AsString())
+		}
+	}
+	return jinja.NewString(strings.Join(texts, "\n"))
+}
+
+// vars are the template's variables for one render.
+func (t *Template) vars(c *chat, messages []jinja.Value, tools jinja.Value, genPrompt bool) map[string]jinja.Value {
+	v := map[string]jinja.Value{
+		"messages":              jinja.NewList(messages),
+		"add_generation_prompt": jinja.NewBool(genPrompt),
+	}
+	if tools.IsList() && tools.AsList().Len() > 0 {
+		v["tools"] = tools
+	}
+	if c.kwargs != nil {
+		for _, k := range c.kwargs.Keys {
+			v[k] = c.kwargs.Data[k]
+		}
+	}
+	return v
+}
