@@ -50,8 +50,10 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 
 	x.verdictOf(check.Shape(x.ep.name, r), custody.CheckShape)
 	x.checkModel(rt)
-	x.checkPromptTokens(r.Usage != nil)
+	// Identity before accounting, as in a stream: a swapped response is
+	// first of all a replay (its usage, another request's, fails too).
 	x.checkReplay(rt, r.ID, body)
+	x.checkPromptTokens(r.Usage != nil)
 	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
 		x.prompt.scanner.Write([]byte(r.Text()))
 		x.checkContamination()
