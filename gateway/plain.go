@@ -124,11 +124,11 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 // digest for the request it answered (check.ResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	now := x.g.now()
-	var sent []byte
+	var asked [32]byte
 	if body != nil {
-		sent = x.req.Rewrite(rt.cfg.Model) // what the upstream answered
+		asked = x.req.Digest(rt.cfg.Model) // what the upstream answered
 	}
-	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, sent, body)
+	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, asked, body)
 	var err error
 	for _, c := range claims {
 		if err = x.g.replay.Claim(c.Key, c.Owner, now); err != nil {
