@@ -1,11 +1,9 @@
 package check
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -108,43 +106,19 @@ type ReplayClaim struct{ Key, Owner string }
 //   - its id (when it has one), per provider, owned by the transaction
 //     txID: an id is delivered once;
 //   - the digest of its body (when given), owned by the request it
-//     answered: the same bytes are a legitimate answer to the same request
-//     (embeddings have no id, and greedy or cached outputs repeat), but
-//     never to a different one.
-//
-// request is the body sent upstream. It is identified by its JSON
-// content, not its spelling (member order, spacing, escapes), and
-// without the members that name the caller rather than the question
-// (user, metadata): two tenants asking the same thing are asking the
-// same request.
-func ResponseClaims(provider, responseID, txID string, request, response []byte) []ReplayClaim {
+//     answered, identified by requestDigest (openai.Request.Digest: what
+//     the upstream was asked, not how it was spelled, without user and
+//     metadata): the same bytes are a legitimate answer to the same
+//     request (embeddings have no id, greedy and cached outputs repeat,
+//     two tenants may ask the same thing), but never to a different one.
+func ResponseClaims(provider, responseID, txID string, requestDigest [32]byte, response []byte) []ReplayClaim {
 	var cs []ReplayClaim
 	if responseID != "" {
 		cs = append(cs, ReplayClaim{"id\x00" + provider + "\x00" + responseID, txID})
 	}
 	if response != nil {
 		d := sha256.Sum256(response)
-		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), "request:" + requestDigest(request)})
+		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), "request:" + hex.EncodeToString(requestDigest[:16])})
 	}
 	return cs
-}
-
-// requestDigest is the hex SHA-256 of the request's canonical JSON:
-// objects with sorted keys, strings and numbers re-encoded, whitespace
-// dropped, and the top-level user and metadata members removed. A body
-// that is not a JSON object is digested as it is.
-func requestDigest(body []byte) string {
-	var v map[string]any
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	canon := body
-	if d.Decode(&v) == nil {
-		delete(v, "user")
-		delete(v, "metadata")
-		if b, err := json.Marshal(v); err == nil {
-			canon = b
-		}
-	}
-	h := sha256.Sum256(canon)
-	return hex.EncodeToString(h[:16])
 }

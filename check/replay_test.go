@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 )
 
 type step struct {
@@ -108,7 +109,7 @@ func TestResponseClaims(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReplay(time.Hour, 1000)
 			claim := func(tx string, req []byte) error {
-				for _, c := range ResponseClaims("p", "", tx, req, answer) {
+				for _, c := range ResponseClaims("p", "", tx, digest(t, req), answer) {
 					if err := r.Claim(c.Key, c.Owner, now); err != nil {
 						return err
 					}
@@ -125,7 +126,7 @@ func TestResponseClaims(t *testing.T) {
 		req := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 		for i, tx := range []string{"tx1", "tx2"} {
 			var err error
-			for _, c := range ResponseClaims("p", "chatcmpl-1", tx, req, body) {
+			for _, c := range ResponseClaims("p", "chatcmpl-1", tx, digest(t, req), body) {
 				if err = r.Claim(c.Key, c.Owner, now); err != nil {
 					break
 				}
@@ -133,7 +134,27 @@ func TestResponseClaims(t *testing.T) {
 			wantCode(t, err, []custody.Code{"", custody.CodeResponseReplayed}[i])
 		}
 	})
-	if cs := ResponseClaims("p", "", "tx", nil, nil); len(cs) != 0 {
+	if cs := ResponseClaims("p", "", "tx", [32]byte{}, nil); len(cs) != 0 {
 		t.Errorf("claims without id or body: %v", cs)
 	}
+}
+
+// BenchmarkResponseClaims: the claims of a plain chat response (the
+// request's canonical digest is most of the cost).
+func BenchmarkResponseClaims(b *testing.B) {
+	req := []byte(`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"` + strings.Repeat("the quick brown fox ", 20) + `"}],"temperature":0.2,"user":"u-1"}`)
+	resp := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("jumps ", 40) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":40,"total_tokens":160}}`)
+	r, _ := openai.ParseRequest(req)
+	b.ReportAllocs()
+	for b.Loop() {
+		ResponseClaims("p", "chatcmpl-1", "tx", r.Digest("m"), resp)
+	}
+}
+
+func digest(t testing.TB, body []byte) [32]byte {
+	r, err := openai.ParseRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Digest("e")
 }

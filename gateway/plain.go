@@ -50,8 +50,10 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 
 	x.verdictOf(check.Shape(x.ep.name, r), custody.CheckShape)
 	x.checkModel(rt)
-	x.checkPromptTokens(r.Usage != nil)
+	// Identity before accounting, as in a stream: a swapped response is
+	// first of all a replay (its usage, another request's, fails too).
 	x.checkReplay(rt, r.ID, body)
+	x.checkPromptTokens(r.Usage != nil)
 	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
 		x.prompt.scanner.Write([]byte(r.Text()))
 		x.checkContamination()
@@ -122,11 +124,11 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 // digest for the request it answered (check.ResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	now := x.g.now()
-	var sent []byte
+	var asked [32]byte
 	if body != nil {
-		sent = x.req.Rewrite(rt.cfg.Model) // what the upstream answered
+		asked = x.req.Digest(rt.cfg.Model) // what the upstream answered
 	}
-	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, sent, body)
+	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, asked, body)
 	var err error
 	for _, c := range claims {
 		if err = x.g.replay.Claim(c.Key, c.Owner, now); err != nil {

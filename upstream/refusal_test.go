@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,8 +76,12 @@ func TestReadRefusal(t *testing.T) {
 }
 
 func FuzzReadRefusal(f *testing.F) {
-	for _, b := range []string{openaiOverflow, llamacppOverflow, vllmOverflowOld, vllmOverflowNew, sglangOverflow, "<html>", ""} {
-		f.Add(400, []byte(b))
+	files, _ := filepath.Glob("testdata/refusals/*")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(400, b)
+			f.Add(500, b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		r := ReadRefusal(status, body, "sk-upstream-secret")

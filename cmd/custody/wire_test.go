@@ -217,4 +217,3 @@ func TestWireEmbeddingsTwoTenantsAcrossReplicas(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 }
-

@@ -1,0 +1,108 @@
+package openai
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"hash"
+	"slices"
+)
+
+// Digest is the SHA-256 of the request as the upstream receives it (with
+// model replaced by upstreamModel, as Rewrite does) in a canonical form:
+// what it says, not how it is spelled. Member order, whitespace and string
+// escapes do not change it; the top-level user and metadata members,
+// which name the caller rather than the question, are left out. Two
+// tenants asking the same thing get the same digest (see
+// check.ResponseClaims). Numbers are taken as written.
+//
+// It walks the body once and hashes as it goes: no decode, no copy.
+func (r *Request) Digest(upstreamModel string) [32]byte {
+	c := canon{h: sha256.New()}
+	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
+	var d [32]byte
+	c.h.Sum(d[:0])
+	return d
+}
+
+// canon writes a JSON value to h as a tagged, length-prefixed encoding:
+// 'o' count (key value)... with keys sorted, 'a' count value..., 's'
+// string, 'n' number or literal.
+type canon struct {
+	h   hash.Hash
+	buf [binary.MaxVarintLen64 + 1]byte
+}
+
+type canonMember struct {
+	key    []byte
+	vs, ve int
+}
+
+func (c *canon) tag(t byte, n int) {
+	c.buf[0] = t
+	c.h.Write(binary.AppendUvarint(c.buf[:1], uint64(n)))
+}
+
+func (c *canon) bytes(t byte, b []byte) {
+	c.tag(t, len(b))
+	c.h.Write(b)
+}
+
+func (c *canon) value(b []byte, i int) {
+	switch b[i] {
+	case '{':
+		c.object(b, i, false, "")
+	case '[':
+		n := 0
+		eachElement(b, i, func(int, int) error { n++; return nil })
+		c.tag('a', n)
+		eachElement(b, i, func(_, vs int) error { c.value(b, vs); return nil })
+	case '"':
+		c.bytes('s', unquote(b[i:skipString(b, i)]))
+	default:
+		c.bytes('n', b[i:skipValue(b, i)])
+	}
+}
+
+func (c *canon) object(b []byte, i int, top bool, model string) {
+	if i >= len(b) || b[i] != '{' {
+		c.bytes('n', b) // not an object: as it is
+		return
+	}
+	var ms []canonMember
+	eachMember(b, i, func(raw []byte, vs, ve int) error {
+		key := raw
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			key = unquote(append(append([]byte{'"'}, raw...), '"'))
+		}
+		if top && (string(key) == "user" || string(key) == "metadata") {
+			return nil
+		}
+		ms = append(ms, canonMember{key, vs, ve})
+		return nil
+	})
+	slices.SortStableFunc(ms, func(x, y canonMember) int { return bytes.Compare(x.key, y.key) })
+	c.tag('o', len(ms))
+	for _, m := range ms {
+		c.bytes('k', m.key)
+		if top && string(m.key) == "model" {
+			c.bytes('s', []byte(model))
+			continue
+		}
+		c.value(b, m.vs)
+	}
+}
+
+// unquote returns the content of a JSON string token (quotes included in
+// q): the bytes themselves when there is no escape.
+func unquote(q []byte) []byte {
+	if bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		return q
+	}
+	return []byte(s)
+}
