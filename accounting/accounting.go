@@ -119,6 +119,10 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 	if m.Template == nil || m.upperBound() || len(body) > MaxRenderedBody {
 		return pp, nil
 	}
+	req, err := template.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
 	pp.renders = map[template.Engine][]rendering{}
 	for _, e := range engines {
 		if e == template.EngineOpenAI {
@@ -128,7 +132,7 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 		if _, done := pp.renders[e]; done {
 			continue
 		}
-		rs, err := m.render(e, body)
+		rs, err := m.render(e, req)
 		if err != nil {
 			return nil, err
 		}
@@ -137,19 +141,23 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 	return pp, nil
 }
 
-// render renders body as engine e may; auto is every engine custody
+// render renders req as engine e may; auto is every engine custody
 // reproduces, counted by each tokenizer variant.
-func (m *Model) render(e template.Engine, body []byte) ([]rendering, error) {
+func (m *Model) render(e template.Engine, req *template.Request) ([]rendering, error) {
 	engines := []template.Engine{e}
 	if e == template.EngineAuto {
 		engines = template.Engines
+		if m.Template.Uniform(req) {
+			// Every engine renders it alike: once is enough.
+			engines = engines[:1]
+		}
 	}
 	var (
 		out     []rendering
 		refusal error
 	)
 	for _, en := range engines {
-		p, err := m.Template.Render(en, body)
+		p, err := m.Template.RenderRequest(en, req)
 		if err != nil {
 			if e == template.EngineAuto && template.IsRaise(err) {
 				refusal = err

@@ -102,3 +102,32 @@ func firstDiff(got, want string) string {
 func quoteShort(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", `\n`), "\t", `\t`)
 }
+
+// TestFixturesUniform: where Uniform says every engine renders a
+// request alike, llama.cpp's and vLLM's renderings are the same text (a
+// caller then renders once). Most of the corpus is not uniform by design
+// (tools, calls, prefill); the simple requests are.
+func TestFixturesUniform(t *testing.T) {
+	for _, fam := range fixtures.Families {
+		t.Run(fam, func(t *testing.T) {
+			tmpl, err := Load(fixtures.Tokenizer(t, fam))
+			if err != nil {
+				t.Fatal(err)
+			}
+			uniform := 0
+			for _, l := range fixtures.ChatTemplates(t, fam) {
+				req, err := ParseRequest(l.Request)
+				if err != nil || !tmpl.Uniform(req) {
+					continue
+				}
+				uniform++
+				a, errA := tmpl.RenderRequest(EngineLlamaCpp, req)
+				b, errB := tmpl.RenderRequest(EngineVLLM, req)
+				if a.Text != b.Text || (errA == nil) != (errB == nil) {
+					t.Errorf("%s (%s): uniform, but the engines differ:\n%s", l.ID, l.Category, firstDiff(a.Text, b.Text))
+				}
+			}
+			t.Logf("%s: %d uniform requests render alike", fam, uniform)
+		})
+	}
+}

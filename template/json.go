@@ -3,10 +3,10 @@ package template
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -17,73 +17,292 @@ const maxDepth = 128
 
 // decode parses JSON into jinja values, keeping object keys in their
 // order (a Python dict does, and tojson prints them so) and numbers as
-// ints when written without a fraction or exponent.
+// ints when written without a fraction or exponent. It is a small
+// scanner of its own: encoding/json's token stream cost 17 µs on a
+// 220-byte request, on the path before forwarding. Strings decode as
+// encoding/json decodes them (invalid UTF-8 and lone surrogates become
+// U+FFFD); FuzzDecode holds the two to the same values.
 func decode(data []byte) (jinja.Value, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := decodeValue(d, 0)
+	p := &parser{b: data}
+	p.space()
+	v, err := p.value(0)
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return jinja.Undefined(), errors.New("trailing data after JSON value")
+	p.space()
+	if p.i != len(p.b) {
+		return jinja.Undefined(), p.errorf("trailing data after JSON value")
 	}
 	return v, nil
 }
 
-func decodeValue(d *json.Decoder, depth int) (jinja.Value, error) {
-	if depth > maxDepth {
-		return jinja.Undefined(), fmt.Errorf("JSON nested deeper than %d", maxDepth)
-	}
-	tok, err := d.Token()
-	if err != nil {
-		return jinja.Undefined(), err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			obj := jinja.NewDict()
-			dict := obj.AsDict()
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				dict.Set(kt.(string), v)
-			}
-			if _, err := d.Token(); err != nil {
-				return jinja.Undefined(), err
-			}
-			return obj, nil
-		case '[':
-			var items []jinja.Value
-			for d.More() {
-				v, err := decodeValue(d, depth+1)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				items = append(items, v)
-			}
-			if _, err := d.Token(); err != nil {
-				return jinja.Undefined(), err
-			}
-			return jinja.NewList(items), nil
+type parser struct {
+	b []byte
+	i int
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return fmt.Errorf("JSON at byte %d: "+format, append([]any{p.i}, args...)...)
+}
+
+func (p *parser) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
 		}
-	case string:
-		return jinja.NewString(t), nil
-	case bool:
-		return jinja.NewBool(t), nil
-	case nil:
-		return jinja.None(), nil
-	case json.Number:
-		return number(t), nil
 	}
-	return jinja.Undefined(), fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+func (p *parser) value(depth int) (jinja.Value, error) {
+	if depth > maxDepth {
+		return jinja.Undefined(), p.errorf("nested deeper than %d", maxDepth)
+	}
+	if p.i >= len(p.b) {
+		return jinja.Undefined(), p.errorf("unexpected end")
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		obj := jinja.NewDict()
+		d := obj.AsDict()
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			return obj, nil
+		}
+		for {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != '"' {
+				return jinja.Undefined(), p.errorf("want an object key")
+			}
+			k, err := p.str()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return jinja.Undefined(), p.errorf("want ':'")
+			}
+			p.i++
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			d.Set(k, v)
+			p.space()
+			if p.i < len(p.b) && p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.b) && p.b[p.i] == '}' {
+				p.i++
+				return obj, nil
+			}
+			return jinja.Undefined(), p.errorf("want ',' or '}'")
+		}
+	case c == '[':
+		p.i++
+		var its []jinja.Value
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			return jinja.NewList(its), nil
+		}
+		for {
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			its = append(its, v)
+			p.space()
+			if p.i < len(p.b) && p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.i < len(p.b) && p.b[p.i] == ']' {
+				p.i++
+				return jinja.NewList(its), nil
+			}
+			return jinja.Undefined(), p.errorf("want ',' or ']'")
+		}
+	case c == '"':
+		s, err := p.str()
+		return jinja.NewString(s), err
+	case c == 't':
+		return jinja.NewBool(true), p.literal("true")
+	case c == 'f':
+		return jinja.NewBool(false), p.literal("false")
+	case c == 'n':
+		return jinja.None(), p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return jinja.Undefined(), p.errorf("unexpected %q", p.b[p.i])
+}
+
+func (p *parser) literal(word string) error {
+	if !bytes.HasPrefix(p.b[p.i:], []byte(word)) {
+		return p.errorf("bad literal")
+	}
+	p.i += len(word)
+	return nil
+}
+
+// number scans JSON's number grammar.
+func (p *parser) number() (jinja.Value, error) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.b) && p.b[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return jinja.Undefined(), p.errorf("bad number")
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return jinja.Undefined(), p.errorf("bad number")
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return jinja.Undefined(), p.errorf("bad number")
+		}
+	}
+	return number(json.Number(p.b[start:p.i])), nil
+}
+
+// str scans a string at p.i (its opening quote). Without escapes or
+// invalid UTF-8 it is one copy of the bytes.
+func (p *parser) str() (string, error) {
+	p.i++
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			s := string(p.b[start:p.i])
+			p.i++
+			return s, nil
+		case c == '\\' || c >= utf8.RuneSelf:
+			return p.slowStr(start)
+		case c < 0x20:
+			return "", p.errorf("control character in string")
+		}
+		p.i++
+	}
+	return "", p.errorf("unterminated string")
+}
+
+// slowStr finishes a string with escapes or non-ASCII bytes, as
+// encoding/json decodes it.
+func (p *parser) slowStr(start int) (string, error) {
+	var b strings.Builder
+	b.Write(p.b[start:p.i])
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String(), nil
+		case c < 0x20:
+			return "", p.errorf("control character in string")
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(p.b[p.i:])
+			if r == utf8.RuneError && n == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.Write(p.b[p.i : p.i+n])
+			}
+			p.i += n
+		case c != '\\':
+			b.WriteByte(c)
+			p.i++
+		default:
+			if p.i+1 >= len(p.b) {
+				return "", p.errorf("unterminated string")
+			}
+			e := p.b[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r, ok := p.hex4()
+				if !ok {
+					return "", p.errorf("bad \\u escape")
+				}
+				if utf16.IsSurrogate(r) {
+					// A pair makes one rune; a lone half is U+FFFD.
+					save := p.i
+					if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
+						p.i += 2
+						if r2, ok := p.hex4(); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								b.WriteRune(dec)
+								continue
+							}
+						}
+					}
+					p.i = save
+					r = utf8.RuneError
+				}
+				b.WriteRune(r)
+			default:
+				return "", p.errorf("bad escape")
+			}
+		}
+	}
+	return "", p.errorf("unterminated string")
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.i+4 > len(p.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.b[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
 }
 
 // number keeps an integer an int (Python's json.loads does) and anything

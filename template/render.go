@@ -26,29 +26,74 @@ type Prompt struct {
 // would before counting it. A template's own refusal is a *RaiseError;
 // a request that is not a chat request is an error too.
 func (t *Template) Render(e Engine, body []byte) (Prompt, error) {
+	req, err := ParseRequest(body)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return t.RenderRequest(e, req)
+}
+
+// Request is a chat request decoded once, to be rendered for several
+// engines.
+type Request struct{ c *chat }
+
+// ParseRequest decodes a chat request body.
+func ParseRequest(body []byte) (*Request, error) {
+	req, err := decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("decoding request: %w", err)
+	}
+	if !req.IsDict() {
+		return nil, errors.New("request must be a JSON object")
+	}
+	c, err := newChat(req)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{c: c}, nil
+}
+
+// RenderRequest renders a decoded request as engine e would.
+func (t *Template) RenderRequest(e Engine, r *Request) (Prompt, error) {
 	as, ok := e.renderAs()
 	if !ok {
 		return Prompt{}, fmt.Errorf("%w: %s", ErrNotRendered, e)
 	}
-	req, err := decode(body)
-	if err != nil {
-		return Prompt{}, fmt.Errorf("decoding request: %w", err)
-	}
-	if !req.IsDict() {
-		return Prompt{}, errors.New("request must be a JSON object")
-	}
-	c, err := newChat(req)
-	if err != nil {
-		return Prompt{}, err
-	}
-	var text string
+	var (
+		text string
+		err  error
+	)
 	switch as {
 	case EngineLlamaCpp:
-		text, err = t.renderLlamaCpp(c)
+		text, err = t.renderLlamaCpp(r.c)
 	case EngineVLLM:
-		text, err = t.renderVLLM(c)
+		text, err = t.renderVLLM(r.c)
 	}
-	return Prompt{Text: text, Media: c.media}, err
+	return Prompt{Text: text, Media: r.c.media}, err
+}
+
+// Uniform reports whether every engine Render reproduces hands this
+// request to t unchanged, and so renders it alike: string contents, the
+// roles every engine passes as they are, no tools, tool calls or
+// reasoning, no final assistant message to continue. Most traffic is;
+// a caller then renders it once.
+func (t *Template) Uniform(r *Request) bool {
+	c := r.c
+	if len(items(c.tools)) > 0 || c.effort == "none" || t.partsContent {
+		return false
+	}
+	for _, m := range c.messages {
+		switch str(get(m, "role")) {
+		case "system", "user", "assistant", "tool":
+		default:
+			return false
+		}
+		d := m.AsDict()
+		if !get(m, "content").IsString() || d.Has("tool_calls") || d.Has("reasoning_content") {
+			return false
+		}
+	}
+	return str(get(c.messages[len(c.messages)-1], "role")) != "assistant"
 }
 
 // chat is the part of a request a template sees, before any engine's
