@@ -14,6 +14,7 @@ const (
 	cNumber                    // \p{N}
 	cSpace                     // \s
 	cNewline                   // [\r\n]
+	cPunctSym                  // [\p{P}\p{S}], in DeepSeek-V3's pattern
 )
 
 // classRange is a run of code points [lo, hi] of one class.

@@ -145,3 +145,34 @@ func FuzzUnicodeNorm(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDeepSeekSplit compares the hand-written DeepSeek-V3 splitters with
+// regexp2 on arbitrary text.
+func FuzzDeepSeekSplit(f *testing.F) {
+	for _, s := range []string{".Hello", "'é 1abc", " ...\r\n\n", "日本語のテキスト", "Z\u0334\u0322a  \n\t x", "\U00010D40\U0001CC00 x"} {
+		f.Add(s)
+	}
+	type pair struct {
+		native gapPattern
+		re     *regexSplitter
+	}
+	var pairs []pair
+	for expr, gp := range deepSeekPatterns {
+		re, err := newRegexSplitter(expr, isolated)
+		if err != nil {
+			f.Fatal(err)
+		}
+		pairs = append(pairs, pair{gp, re})
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+		for _, p := range pairs {
+			var got, want []string
+			p.native.split(text, func(s string) { got = append(got, s) })
+			p.re.split(text, func(s string) { want = append(want, s) })
+			if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+				t.Fatalf("pattern %d on %+q:\nnative  %+q\nregexp2 %+q", p.native, text, got, want)
+			}
+		}
+	})
+}
