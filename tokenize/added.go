@@ -26,6 +26,8 @@ type addedToken struct {
 type addedSet struct {
 	byFirst map[byte][]addedToken // longest first
 	firsts  string                // the first bytes, for strings.IndexAny
+	// longestFirst matches as llama.cpp does (splitLongestFirst).
+	longestFirst bool
 }
 
 func newAddedSet(tokens []addedToken) *addedSet {
@@ -66,6 +68,9 @@ func (a *addedSet) split(s string, plain func(seg string, first bool), special f
 			plain(s, true)
 		}
 		return 0
+	}
+	if a.longestFirst {
+		return a.splitLongestFirst(s, plain, special)
 	}
 	found, last := 0, 0 // last: end of the previous token, stripping included
 	for i := 0; i < len(s); {
@@ -139,4 +144,80 @@ func endsWithWord(s string) bool {
 func startsWithWord(s string) bool {
 	r, n := utf8.DecodeRuneInString(s)
 	return n > 0 && isWordRune(r)
+}
+
+// occurrence is an added token found in a text.
+type occurrence struct {
+	start, end int
+	id         uint32
+}
+
+// splitLongestFirst is split as llama.cpp's tokenizer_st_partition does
+// it: each token in turn, longest first, claims its occurrences left to
+// right in what earlier tokens left of the text. Unlike the leftmost-
+// longest rule, a longer token wins over a shorter one that overlaps it
+// from the left ("ab" and "bcd" in "abcd": a, bcd). Flags are ignored, as
+// GGUF has none.
+func (a *addedSet) splitLongestFirst(s string, plain func(seg string, first bool), special func(id uint32)) int {
+	var occs []occurrence
+	for i := 0; i < len(s); i++ {
+		k := strings.IndexAny(s[i:], a.firsts)
+		if k < 0 {
+			break
+		}
+		i += k
+		for _, tok := range a.byFirst[s[i]] {
+			if strings.HasPrefix(s[i:], tok.Content) {
+				occs = append(occs, occurrence{i, i + len(tok.Content), tok.ID})
+			}
+		}
+	}
+	if len(occs) == 0 {
+		if s != "" {
+			plain(s, true)
+		}
+		return 0
+	}
+	sort.SliceStable(occs, func(i, j int) bool {
+		li, lj := occs[i].end-occs[i].start, occs[j].end-occs[j].start
+		if li != lj {
+			return li > lj
+		}
+		if occs[i].id != occs[j].id {
+			return occs[i].id < occs[j].id
+		}
+		return occs[i].start < occs[j].start
+	})
+	var taken []occurrence // accepted, by start
+	lastEnd, lastID := 0, uint32(0)
+	for n, o := range occs {
+		if n == 0 || o.id != lastID {
+			lastEnd, lastID = 0, o.id
+		}
+		if o.start < lastEnd {
+			continue // inside this token's previous match
+		}
+		k := sort.Search(len(taken), func(i int) bool { return taken[i].start >= o.start })
+		if (k > 0 && taken[k-1].end > o.start) || (k < len(taken) && taken[k].start < o.end) {
+			continue // overlaps what a longer token took
+		}
+		taken = append(taken, occurrence{})
+		copy(taken[k+1:], taken[k:])
+		taken[k] = o
+		lastEnd = o.end
+	}
+	last := 0
+	for _, o := range taken {
+		if o.start > last {
+			plain(s[last:o.start], last == 0)
+		}
+		if special != nil {
+			special(o.id)
+		}
+		last = o.end
+	}
+	if last < len(s) {
+		plain(s[last:], last == 0)
+	}
+	return len(taken)
 }

@@ -87,7 +87,7 @@ func newerThanGo(s string) bool {
 
 // FuzzSentencePiece counts arbitrary text with the tiny SentencePiece-style
 // tokenizer in each of its modes (byte_fallback, unk, fused unk, Metaspace,
-// Split): no panic, the count is the number of ids, and every id is in the
+// Split, llama.cpp variants): no panic, the count is the number of ids, and every id is in the
 // vocabulary.
 func FuzzSentencePiece(f *testing.F) {
 	for _, s := range []string{"", "a b", "ab ba", "é<s>  c", "<s>", "\xff\xfe", " \u2581 ", "a\u0301\u0323 b", "\U0001F600ab"} {
@@ -107,6 +107,7 @@ func FuzzSentencePiece(f *testing.F) {
 			m["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\p{L}+|b`}, "behavior": "MergedWithNext"}
 		}),
 	}
+	toks = append(toks, toks[0].LlamaCpp(), toks[4].LlamaCpp()) // longest-first added tokens, no NFKC
 	f.Fuzz(func(t *testing.T, text string) {
 		for i, tok := range toks {
 			ids := tok.ids(text)
