@@ -226,6 +226,7 @@ type hfScratch struct {
 // BinaryHeap: lowest rank, then lowest position.
 type hfMerge struct {
 	key   uint64 // rank<<32 | pos
+	pair  uint64 // left<<32 | right when queued
 	newID uint32
 }
 
@@ -316,8 +317,9 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 	}
 	next[n-1] = -1
 	for i := 0; i+1 < n; i++ {
-		if m, ok := b.merges[uint64(sym[i])<<32|uint64(sym[i+1])]; ok {
-			h = append(h, hfMerge{key: m&^0xFFFFFFFF | uint64(i), newID: uint32(m)})
+		pair := uint64(sym[i])<<32 | uint64(sym[i+1])
+		if m, ok := b.merges[pair]; ok {
+			h = append(h, hfMerge{key: m&^0xFFFFFFFF | uint64(i), pair: pair, newID: uint32(m)})
 		}
 	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
@@ -335,8 +337,12 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 			continue
 		}
 		right := next[pos]
-		if m, ok := b.merges[uint64(sym[pos])<<32|uint64(sym[right])]; !ok || uint32(m) != top.newID {
-			continue
+		// The library looks the pair up again and merges if it still
+		// makes the queued token; the same pair as queued always does.
+		if pair := uint64(sym[pos])<<32 | uint64(sym[right]); pair != top.pair {
+			if m, ok := b.merges[pair]; !ok || uint32(m) != top.newID {
+				continue
+			}
 		}
 		sym[pos] = top.newID
 		dead[right] = true
@@ -346,13 +352,15 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 		}
 		count--
 		if p := prev[pos]; p >= 0 {
-			if m, ok := b.merges[uint64(sym[p])<<32|uint64(sym[pos])]; ok {
-				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(p), newID: uint32(m)})
+			pair := uint64(sym[p])<<32 | uint64(sym[pos])
+			if m, ok := b.merges[pair]; ok {
+				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(p), pair: pair, newID: uint32(m)})
 			}
 		}
 		if nx := next[pos]; nx >= 0 {
-			if m, ok := b.merges[uint64(sym[pos])<<32|uint64(sym[nx])]; ok {
-				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(pos), newID: uint32(m)})
+			pair := uint64(sym[pos])<<32 | uint64(sym[nx])
+			if m, ok := b.merges[pair]; ok {
+				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(pos), pair: pair, newID: uint32(m)})
 			}
 		}
 	}
