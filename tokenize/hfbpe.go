@@ -313,6 +313,11 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 		}
 		return n
 	}
+	if cap(sc.heap) < n {
+		// At most n-1 pairs are queued at first; growing by append would
+		// copy a long piece's heap several times over.
+		sc.heap = make([]hfMerge, 0, n)
+	}
 	h := sc.heap[:0]
 	for i := 0; i < n; i++ {
 		prev[i], next[i], ver[i], dead[i] = int32(i-1), int32(i+1), 0, false

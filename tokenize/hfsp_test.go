@@ -209,3 +209,27 @@ func TestLlamaCppMatchesLongestTokenFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestHFLongPieceIsNotQuadratic counts a megabyte that is one piece with a
+// vocabulary of runs of a (a, aa, aaaa, ... 2^10 a): the heap merge is
+// O(n log n); a rescan per merge would take minutes.
+func TestHFLongPieceIsNotQuadratic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	tok := spTokenizer(t, func(m map[string]any) {
+		vocab := model(m)["vocab"].(map[string]any)
+		merges := []any{}
+		for k, run := 0, "a"; k < 10; k++ {
+			vocab[run+run] = 300 + k
+			merges = append(merges, []any{run, run})
+			run += run
+		}
+		model(m)["merges"] = merges
+		m["normalizer"] = nil
+	})
+	text := strings.Repeat("a", 1<<20)
+	if got, want := tok.Count(text), 1<<10; got != want {
+		t.Errorf("Count = %d, want %d (runs of 1024)", got, want)
+	}
+}
