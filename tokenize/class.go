@@ -8,12 +8,13 @@ import "unicode/utf8"
 type class uint8
 
 const (
-	cUpper   class = 1 << iota // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] in o200k
-	cLower                     // [\p{Ll}\p{Lm}\p{Lo}\p{M}] in o200k
-	cLetter                    // \p{L}
-	cNumber                    // \p{N}
-	cSpace                     // \s
-	cNewline                   // [\r\n]
+	cUpper    class = 1 << iota // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] in o200k
+	cLower                      // [\p{Ll}\p{Lm}\p{Lo}\p{M}] in o200k
+	cLetter                     // \p{L}
+	cNumber                     // \p{N}
+	cSpace                      // \s
+	cNewline                    // [\r\n]
+	cPunctSym                   // [\p{P}\p{S}], in DeepSeek-V3's pattern
 )
 
 // classRange is a run of code points [lo, hi] of one class.

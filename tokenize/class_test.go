@@ -24,6 +24,8 @@ func goClass(r rune) class {
 		return cUpper | cLower
 	case unicode.IsNumber(r):
 		return cNumber
+	case unicode.IsPunct(r) || unicode.IsSymbol(r):
+		return cPunctSym
 	}
 	return 0
 }

@@ -40,9 +40,12 @@ const maxTokenizerFile = 256 << 20
 // right. It adds no BOS or EOS: SpecialPrefix says how many the tokenizer
 // would put before the text.
 //
-// Split regexes that custody implements by hand (Llama-3's, Qwen2's, the
-// cl100k and o200k patterns) run at native speed; any other runs on
-// regexp2, several times slower (see regexSplitter).
+// Split regexes that custody implements by hand (Llama-3's, Qwen2's,
+// DeepSeek-V3's, the cl100k and o200k patterns) run at native speed with
+// Unicode 16.0 classes; any other runs on regexp2, several times slower,
+// with its \p{...} classes rewritten to Unicode 16.0 (see regexSplitter).
+// A piece costs O(n log n) in its length: a long one (a megabyte with no
+// space or newline) takes about a second.
 //
 // LlamaCpp returns the variant that counts as llama.cpp's tokenizer does
 // with the same vocabulary.

@@ -390,8 +390,10 @@ func TestHFTokenizerConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := []string{"the cat <|begin_of_text|> singing 1234", strings.Repeat("it's the cat ", 50), "héllo 中文 😀"}
-	for _, tok := range []*HFTokenizer{native, regex} {
+	sp := spTokenizer(t, nil)
+	texts := []string{"the cat <|begin_of_text|> singing 1234", strings.Repeat("it's the cat ", 50), "héllo 中文 😀", "ab<s> ba a"}
+	// The variants share their scratch pool with the tokenizer.
+	for _, tok := range []*HFTokenizer{native, regex, sp, sp.LlamaCpp(), native.LlamaCpp()} {
 		want := make([]int, len(texts))
 		for i, s := range texts {
 			want[i] = tok.Count(s)

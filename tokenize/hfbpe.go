@@ -218,6 +218,7 @@ func parseMerge(raw json.RawMessage) (string, string, error) {
 type hfScratch struct {
 	sym        []uint32 // token id of each symbol
 	prev, next []int32
+	ver        []uint32 // bumped when the pair at a position changes
 	dead       []bool
 	heap       []hfMerge
 }
@@ -227,6 +228,7 @@ type hfScratch struct {
 type hfMerge struct {
 	key   uint64 // rank<<32 | pos
 	newID uint32
+	ver   uint32 // ver[pos] when queued
 }
 
 // count returns the number of tokens of one pre-tokenized piece, and
@@ -244,6 +246,7 @@ func (b *bpeModel) count(piece string, sc *hfScratch, ids *[]uint32) int {
 		sc.sym = make([]uint32, len(piece))
 		sc.prev = make([]int32, len(piece))
 		sc.next = make([]int32, len(piece))
+		sc.ver = make([]uint32, len(piece))
 		sc.dead = make([]bool, len(piece))
 	}
 	sym := sc.sym[:len(piece)]
@@ -303,16 +306,21 @@ func (b *bpeModel) charSymbols(piece string, sym []uint32) int {
 // its symbol is gone, is last, or now pairs with a neighbour into another
 // token.
 func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
-	sym, prev, next, dead := sc.sym[:n], sc.prev[:n], sc.next[:n], sc.dead[:n]
+	sym, prev, next, ver, dead := sc.sym[:n], sc.prev[:n], sc.next[:n], sc.ver[:n], sc.dead[:n]
 	if n <= 1 {
 		if ids != nil && n == 1 {
 			*ids = append(*ids, sym[0])
 		}
 		return n
 	}
+	if cap(sc.heap) < n {
+		// At most n-1 pairs are queued at first; growing by append would
+		// copy a long piece's heap several times over.
+		sc.heap = make([]hfMerge, 0, n)
+	}
 	h := sc.heap[:0]
 	for i := 0; i < n; i++ {
-		prev[i], next[i], dead[i] = int32(i-1), int32(i+1), false
+		prev[i], next[i], ver[i], dead[i] = int32(i-1), int32(i+1), 0, false
 	}
 	next[n-1] = -1
 	for i := 0; i+1 < n; i++ {
@@ -335,8 +343,12 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 			continue
 		}
 		right := next[pos]
-		if m, ok := b.merges[uint64(sym[pos])<<32|uint64(sym[right])]; !ok || uint32(m) != top.newID {
-			continue
+		// The library looks the pair up again and merges if it still
+		// makes the queued token; the pair as queued always does.
+		if ver[pos] != top.ver {
+			if m, ok := b.merges[uint64(sym[pos])<<32|uint64(sym[right])]; !ok || uint32(m) != top.newID {
+				continue
+			}
 		}
 		sym[pos] = top.newID
 		dead[right] = true
@@ -345,14 +357,16 @@ func (b *bpeModel) merge(sc *hfScratch, n int, ids *[]uint32) int {
 			prev[nx] = pos
 		}
 		count--
+		ver[pos]++ // its symbol and its right neighbour changed
 		if p := prev[pos]; p >= 0 {
+			ver[p]++ // its right neighbour changed
 			if m, ok := b.merges[uint64(sym[p])<<32|uint64(sym[pos])]; ok {
-				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(p), newID: uint32(m)})
+				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(p), newID: uint32(m), ver: ver[p]})
 			}
 		}
 		if nx := next[pos]; nx >= 0 {
 			if m, ok := b.merges[uint64(sym[pos])<<32|uint64(sym[nx])]; ok {
-				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(pos), newID: uint32(m)})
+				h = hfPush(h, hfMerge{key: m&^0xFFFFFFFF | uint64(pos), newID: uint32(m), ver: ver[pos]})
 			}
 		}
 	}

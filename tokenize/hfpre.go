@@ -40,7 +40,7 @@ func parsePreTokenizer(p *hfPreTokenizer) (steps []preStep, byteLevel bool, err 
 	if p.Type == "Sequence" {
 		list = p.PreTokenizers
 	}
-	for i, s := range list {
+	for _, s := range list {
 		if s == nil {
 			return nil, false, unsupported("null pre-tokenizer")
 		}
@@ -74,7 +74,6 @@ func parsePreTokenizer(p *hfPreTokenizer) (steps []preStep, byteLevel bool, err 
 		default:
 			return nil, false, unsupported("pre-tokenizer %q (only Split, ByteLevel, Metaspace)", s.Type)
 		}
-		_ = i
 	}
 	return steps, byteLevel, nil
 }

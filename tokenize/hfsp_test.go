@@ -178,3 +178,58 @@ func TestEmptyTextIsNoTokens(t *testing.T) {
 		t.Errorf("Metaspace: Count(\"\") = %d", got)
 	}
 }
+
+// TestLlamaCppMatchesLongestTokenFirst: where two added tokens overlap,
+// the tokenizers library takes the leftmost, llama.cpp the longest.
+func TestLlamaCppMatchesLongestTokenFirst(t *testing.T) {
+	tok := spTokenizer(t, func(m map[string]any) {
+		m["normalizer"] = nil
+		m["added_tokens"] = []any{
+			map[string]any{"id": 300, "content": "ab", "special": true},
+			map[string]any{"id": 301, "content": "bcc", "special": true},
+			map[string]any{"id": 302, "content": "a", "special": true},
+		}
+	})
+	x := fmt.Sprint(10 + 'x') // <0x78>: x is not in the vocabulary
+	for _, c := range []struct {
+		text         string
+		hf, llamaCpp string
+	}{
+		{"abcc", "[300 5 5]", "[302 301]"},           // ab, c, c; a, bcc
+		{"abccab", "[300 5 5 300]", "[302 301 300]"}, // the trailing ab either way
+		{"aab", "[302 300]", "[302 300]"},            // no overlap: a, ab
+		{"abab", "[300 300]", "[300 300]"},           // one token, left to right
+		{"xbccab", "[" + x + " 301 300]", "[" + x + " 301 300]"},
+	} {
+		if got := fmt.Sprint(tok.ids(c.text)); got != c.hf {
+			t.Errorf("HF ids(%q) = %s, want %s", c.text, got, c.hf)
+		}
+		if got := fmt.Sprint(tok.LlamaCpp().ids(c.text)); got != c.llamaCpp {
+			t.Errorf("llama.cpp ids(%q) = %s, want %s", c.text, got, c.llamaCpp)
+		}
+	}
+}
+
+// TestHFLongPieceIsNotQuadratic counts a megabyte that is one piece with a
+// vocabulary of runs of a (a, aa, aaaa, ... 2^10 a): the heap merge is
+// O(n log n); a rescan per merge would take minutes.
+func TestHFLongPieceIsNotQuadratic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	tok := spTokenizer(t, func(m map[string]any) {
+		vocab := model(m)["vocab"].(map[string]any)
+		merges := []any{}
+		for k, run := 0, "a"; k < 10; k++ {
+			vocab[run+run] = 300 + k
+			merges = append(merges, []any{run, run})
+			run += run
+		}
+		model(m)["merges"] = merges
+		m["normalizer"] = nil
+	})
+	text := strings.Repeat("a", 1<<20)
+	if got, want := tok.Count(text), 1<<10; got != want {
+		t.Errorf("Count = %d, want %d (runs of 1024)", got, want)
+	}
+}

@@ -7,7 +7,8 @@ package tokenize
 //
 //   - It applies no Unicode normalization: Qwen2's NFC is dropped, so
 //     decomposed accents and combining marks cost their own bytes.
-//   - It matches special tokens in the raw text, and besides the added
+//   - It matches special tokens in the raw text, longest token first
+//     (not leftmost first: see splitLongestFirst), and besides the added
 //     tokens (control or user-defined in GGUF) it treats as control
 //     tokens the vocabulary tokens whose text looks like an end of turn or
 //     a fill-in-the-middle marker (llama_vocab::load, "control-looking
@@ -65,6 +66,9 @@ func (t *HFTokenizer) newLlamaCpp(added []addedToken, vocab map[string]int64, cf
 		specials = append(specials, addedToken{ID: uint32(id), Content: s})
 	}
 	v.rawAdded, v.normAdded = newAddedSet(specials), nil
+	if v.rawAdded != nil {
+		v.rawAdded.longestFirst = true
+	}
 
 	switch {
 	case cfg != nil && cfg.AddBOS != nil:

