@@ -169,7 +169,9 @@ func (s *Scanner) Close() error {
 		s.norm.finish(&s.words, &s.out)
 		s.scan()
 	}
-	if s.d.common != nil && !s.noLearn {
+	// A response with a finding teaches nothing: it is rejected or flagged,
+	// and the same leak in the next response must be reported again.
+	if s.d.common != nil && !s.noLearn && !s.found {
 		slices.Sort(s.seen)
 		s.d.common.learn(slices.Compact(s.seen))
 	}
@@ -290,6 +292,9 @@ func (s *Scanner) step(g uint64, now time.Time) bool {
 	if d.common != nil && d.common.countLocked(g) >= d.cfg.CommonAfter {
 		return false
 	}
+	if d.stock.has(g) {
+		return false
+	}
 	var found, popular bool
 	s.cand, found, popular = d.lookupLocked(g, s.id, now, s.cand[:0])
 	if popular {
@@ -343,7 +348,7 @@ func (s *Scanner) check() bool {
 // most recent of sources still remembered. Callers hold d.mu and
 // d.common.mu for reading.
 func (s *Scanner) report(sources []source, run int) bool {
-	if c := s.d.common; c != nil && !c.warmLocked(s.d.cfg.Warmup) {
+	if c := s.d.common; c != nil && s.d.cfg.Warmup > 0 && !c.warmLocked(s.d.cfg.Warmup) {
 		return false
 	}
 	f := Finding{Kind: KindFingerprint, Run: run}
