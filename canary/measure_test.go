@@ -89,7 +89,7 @@ func TestIdentityFalseAlarmAndPower(t *testing.T) {
 
 func mustCollect(t *testing.T, tg Target, sp sampleParams, n int) [][]Sample {
 	t.Helper()
-	s, _, _, f := collect(t.Context(), tg, sp, n, "")
+	s, _, _, f := collect(t.Context(), tg, sp, n, "", 1, retryPolicy{})
 	if f != nil {
 		t.Fatal(f.Evidence)
 	}

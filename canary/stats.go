@@ -7,8 +7,16 @@ import (
 
 // The identity test. Samples of one prompt are compared with a distance d
 // (distance): the fraction of token positions that differ, plus, where the
-// tokens agree and logprobs are given, the mean logprob difference scaled
-// by LogprobScale and capped at 1. The statistic is the energy distance
+// tokens agree and logprobs are given, the mean logprob difference, less
+// the prompt's noise floor, scaled by LogprobScale and capped at 1.
+//
+// The noise floor: a serving stack's logprobs move by 1e-4 to 1e-3 with
+// its batch and cache state (other requests in the batch change the kernel
+// reductions), so a difference that small says nothing about the model. It
+// is subtracted from every logprob difference (differences under it count
+// as equal). Each prompt's floor is the larger of NoiseFloor and twice the
+// largest difference among its enrollment samples (noiseFloors), which are
+// taken partly under concurrent load for that reason. The statistic is the energy distance
 // between the reference X and the fresh sample Y,
 //
 //	E = mean d(X,Y) - (mean d(X,X') + mean d(Y,Y')) / 2,
@@ -19,7 +27,7 @@ import (
 // exchangeable between enrollment and now, whatever the serving noise.
 
 // distance compares two samples of the same prompt.
-func distance(a, b Sample, scale float64) float64 {
+func distance(a, b Sample, scale, floor float64) float64 {
 	n := max(len(a.T), len(b.T))
 	if n == 0 {
 		return 0
@@ -36,12 +44,12 @@ func distance(a, b Sample, scale float64) float64 {
 		if len(a.L) <= i || len(b.L) <= i {
 			continue
 		}
-		d, k := math.Abs(a.L[i]-b.L[i]), 1
+		d, k := above(a.L[i], b.L[i], floor), 1
 		if len(a.K) > i && len(b.K) > i {
 			for _, x := range a.K[i] {
 				for _, y := range b.K[i] {
 					if x.T == y.T {
-						d += math.Abs(x.L - y.L)
+						d += above(x.L, y.L, floor)
 						k++
 						break
 					}
@@ -58,19 +66,68 @@ func distance(a, b Sample, scale float64) float64 {
 	return v
 }
 
+// above is how far two logprobs differ beyond the noise floor.
+func above(x, y, floor float64) float64 { return max(math.Abs(x-y)-floor, 0) }
+
+// noiseMargin times the largest logprob difference seen among a prompt's
+// enrollment samples is its noise floor (when above NoiseFloor): fresh
+// samples under the same serving noise differ by a little more than the few
+// enrollment pairs showed.
+const noiseMargin = 2
+
+// noiseFloors returns each prompt's noise floor from its reference
+// samples: the larger of min and noiseMargin times the largest difference
+// between two of them at a position where they hold the same token (the
+// logprob and every shared alternative).
+func noiseFloors(ref [][]Sample, min float64) []float64 {
+	out := make([]float64, len(ref))
+	for p, ss := range ref {
+		var worst float64
+		for i := range ss {
+			for j := range i {
+				worst = max(worst, maxLogprobDiff(ss[i], ss[j]))
+			}
+		}
+		out[p] = max(min, noiseMargin*worst)
+	}
+	return out
+}
+
+// maxLogprobDiff is the largest logprob difference of a and b where they
+// hold the same token.
+func maxLogprobDiff(a, b Sample) float64 {
+	var worst float64
+	for i := range min(len(a.T), len(b.T), len(a.L), len(b.L)) {
+		if a.T[i] != b.T[i] {
+			break // after a divergence the contexts differ
+		}
+		worst = max(worst, math.Abs(a.L[i]-b.L[i]))
+		if len(a.K) > i && len(b.K) > i {
+			for _, x := range a.K[i] {
+				for _, y := range b.K[i] {
+					if x.T == y.T {
+						worst = max(worst, math.Abs(x.L-y.L))
+					}
+				}
+			}
+		}
+	}
+	return worst
+}
+
 // stratum is one prompt's pooled samples: the first nx are the reference.
 type stratum struct {
 	d  [][]float64 // pairwise distances
 	nx int
 }
 
-func newStratum(x, y []Sample, scale float64) stratum {
+func newStratum(x, y []Sample, scale, floor float64) stratum {
 	all := append(append([]Sample(nil), x...), y...)
 	d := make([][]float64, len(all))
 	for i := range all {
 		d[i] = make([]float64, len(all))
 		for j := range i {
-			d[i][j] = distance(all[i], all[j], scale)
+			d[i][j] = distance(all[i], all[j], scale, floor)
 			d[j][i] = d[i][j]
 		}
 	}

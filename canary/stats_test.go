@@ -21,7 +21,7 @@ func TestDistance(t *testing.T) {
 		{"no logprobs", Sample{T: a.T}, 0},
 		{"empty", Sample{}, 1},
 	} {
-		if got := distance(a, tc.b, 0.05); got < tc.want-1e-9 || got > tc.want+1e-9 {
+		if got := distance(a, tc.b, 0.05, 0); got < tc.want-1e-9 || got > tc.want+1e-9 {
 			t.Errorf("%s: distance = %v, want %v", tc.name, got, tc.want)
 		}
 	}
