@@ -2,6 +2,7 @@ package canary
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ func (r *Runner) probeNeedle(ctx context.Context, t Target) ProbeResult {
 		needles[i] = nonce(10)
 	}
 	m, tokens, err := haystack(r.counterFor(t), budget, needleHead, needles, r.cfg.NeedleDepths)
+	if errors.Is(err, errTooSmall) {
+		return skip(ProbeNeedle, "%s", r.needleTooSmall(t, tokens))
+	}
 	if err != nil {
 		return fail(ProbeNeedle, "capacity %d: %s", t.Capacity(), errText(err))
 	}

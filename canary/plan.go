@@ -32,6 +32,13 @@ func (r *Runner) Plan() []Warning {
 	return out
 }
 
+// needleTooSmall is the reason the needle probe cannot run on t, whose
+// instruction and needles take tokens.
+func (r *Runner) needleTooSmall(t Target, tokens int) string {
+	return fmt.Sprintf("its prompt must stay within %.0f%% of capacity %d (%d tokens), but the instruction and %d needles alone take about %d",
+		100*r.cfg.NeedleFraction, t.Capacity(), r.needleBudget(t), len(r.cfg.NeedleDepths), tokens)
+}
+
 // cannotRun says why probe cannot run on t, or "" when it can. It depends
 // only on the configuration and the route's capacity, so the warning at
 // start and the skipped results agree.
@@ -42,14 +49,14 @@ func (r *Runner) cannotRun(probe string, t Target) string {
 		if capacity <= 0 {
 			return "the route has no known capacity (set the model's context_window)"
 		}
-		budget := r.needleBudget(t)
+		// A typical nonce: the probe's own are random, and one run may
+		// find its needles a token or two longer (it skips then too).
 		needles := make([]string, len(r.cfg.NeedleDepths))
 		for i := range needles {
-			needles[i] = nonce(10)
+			needles[i] = "k9XbQ2mZ7w"
 		}
-		if _, tokens, err := haystack(r.counterFor(t), budget, needleHead, needles, r.cfg.NeedleDepths); errors.Is(err, errTooSmall) {
-			return fmt.Sprintf("its prompt must stay within %.0f%% of capacity %d (%d tokens), but the instruction and %d needles alone take %d",
-				100*r.cfg.NeedleFraction, capacity, budget, len(needles), tokens)
+		if _, tokens, err := haystack(r.counterFor(t), r.needleBudget(t), needleHead, needles, r.cfg.NeedleDepths); errors.Is(err, errTooSmall) {
+			return r.needleTooSmall(t, tokens)
 		}
 	case ProbeOversize:
 		if capacity <= 0 {

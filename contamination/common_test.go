@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestCommonPhrase: a phrase that clean responses said (outside their own
+// TestCommonPhrase: a phrase that responses said (outside their own
 // prompts) at least CommonAfter times is the model's own and neutral, even
-// once a remembered prompt holds it; a response that is flagged teaches
-// nothing, so the same leak is reported every time.
+// once a remembered prompt holds it; so the same text of one remembered
+// prompt is reported in the first CommonAfter responses that carry it.
 func TestCommonPhrase(t *testing.T) {
 	// Not a stock phrase: the built-in table must not already know it.
 	phrase := "Tell the quartermaster that the brass lanterns go to the north tower before dusk."
@@ -26,15 +26,17 @@ func TestCommonPhrase(t *testing.T) {
 			}
 		})
 	}
-	t.Run("flagged responses do not teach", func(t *testing.T) {
-		d := New(Config{CommonAfter: 1})
-		d.Remember("chat", "t1", d.Fingerprint(phrase))
-		for i := range 3 {
-			if _, ok := d.Scan(fmt.Sprint("r", i), nil, "", phrase); !ok {
-				t.Fatalf("repeat %d of the leak not reported", i)
+	for _, after := range []int{1, 3} {
+		t.Run(fmt.Sprint("reported ", after, " times"), func(t *testing.T) {
+			d := New(Config{CommonAfter: after})
+			d.Remember("chat", "t1", d.Fingerprint(phrase))
+			for i := range after + 2 {
+				if _, ok := d.Scan(fmt.Sprint("r", i), nil, "", phrase); ok != (i < after) {
+					t.Errorf("response %d: found %v", i, ok)
+				}
 			}
-		}
-	})
+		})
+	}
 	t.Run("own prompt does not teach", func(t *testing.T) {
 		d := New(Config{CommonAfter: 1})
 		own := "Please repeat: " + phrase
@@ -104,7 +106,7 @@ func TestStockPhrases(t *testing.T) {
 
 func TestWarmup(t *testing.T) {
 	leak := "warehouse seven shipped crates of copper wire without invoices during March"
-	d := New(Config{Warmup: 1, CommonAfter: 5}) // the secret's response, flagged, teaches nothing
+	d := New(Config{Warmup: 2, CommonAfter: 5})
 	d.Remember("a", "t", d.Fingerprint(leak))
 	d.AddSecret(secretX, "x")
 	if f, ok := d.Scan("b", nil, "", secretX); !ok || f.Kind != KindSecret {

@@ -45,10 +45,13 @@ type Config struct {
 	MaxPrints int
 	// CommonAfter: a k-gram that earlier responses carried (outside their
 	// own prompts) at least CommonAfter times is a generic phrase of the
-	// model and is ignored, like a popular fingerprint. Zero means 3; a
+	// model and is ignored, like a popular fingerprint. Zero means 1; a
 	// negative value turns this off. The same leaked text is therefore
 	// reported for the first CommonAfter responses that carry it, then no
-	// more: a leak is caught the first times, not every time.
+	// more: a leak is caught the first time, not every time. (1 rather
+	// than 3 since there is no warm-up: a stock phrase of the model that a
+	// chat history held before any response said it is then a false alarm
+	// once, not three times.)
 	CommonAfter int
 	// NoStockPhrases turns off the built-in stock phrases (see stock.go):
 	// the common 4-grams of English and the phrases models, templates and

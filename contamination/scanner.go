@@ -169,9 +169,7 @@ func (s *Scanner) Close() error {
 		s.norm.finish(&s.words, &s.out)
 		s.scan()
 	}
-	// A response with a finding teaches nothing: it is rejected or flagged,
-	// and the same leak in the next response must be reported again.
-	if s.d.common != nil && !s.noLearn && !s.found {
+	if s.d.common != nil && !s.noLearn {
 		slices.Sort(s.seen)
 		s.d.common.learn(slices.Compact(s.seen))
 	}
@@ -267,15 +265,14 @@ func (s *Scanner) nonce(g uint64, now time.Time) {
 			return
 		}
 	}
-	if s.found {
-		return
-	}
 	var popular bool
 	s.cand, _, popular = d.lookupLocked(g, s.id, now, s.cand[:0])
 	if popular || len(s.cand) == 0 {
 		return
 	}
-	s.report(s.cand, 1)
+	if !s.found {
+		s.report(s.cand, 1)
+	}
 }
 
 // step processes one k-gram of the response that the own prompt does not
