@@ -40,9 +40,9 @@ type IdentityConfig struct {
 	LogprobScale float64
 	// NoiseFloor is the smallest logprob difference that counts: smaller
 	// ones are serving noise (batch and cache state) and count as equal.
-	// A prompt whose enrollment samples differed by more gets twice their
-	// largest difference instead (see noiseFloors). 0 means 1e-3; negative
-	// means none.
+	// A prompt whose enrollment samples differed by more gets the 90th
+	// percentile of their differences instead, up to 5e-3 (see
+	// noiseFloors). 0 means 1e-3; negative means none.
 	NoiseFloor float64
 	// EnrollConcurrency: the second half of the enrollment samples is taken
 	// this many requests at a time, so that the reference holds the batch

@@ -3,6 +3,7 @@ package canary
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // The identity test. Samples of one prompt are compared with a distance d
@@ -14,9 +15,10 @@ import (
 // its batch and cache state (other requests in the batch change the kernel
 // reductions), so a difference that small says nothing about the model. It
 // is subtracted from every logprob difference (differences under it count
-// as equal). Each prompt's floor is the larger of NoiseFloor and twice the
-// largest difference among its enrollment samples (noiseFloors), which are
-// taken partly under concurrent load for that reason. The statistic is the energy distance
+// as equal). Each prompt's floor is the larger of NoiseFloor and the 90th
+// percentile of the differences among its enrollment samples, which are
+// taken partly under concurrent load for that reason, capped at 5e-3
+// (noiseFloors). The statistic is the energy distance
 // between the reference X and the fresh sample Y,
 //
 //	E = mean d(X,Y) - (mean d(X,X') + mean d(Y,Y')) / 2,
@@ -69,50 +71,60 @@ func distance(a, b Sample, scale, floor float64) float64 {
 // above is how far two logprobs differ beyond the noise floor.
 func above(x, y, floor float64) float64 { return max(math.Abs(x-y)-floor, 0) }
 
-// noiseMargin times the largest logprob difference seen among a prompt's
-// enrollment samples is its noise floor (when above NoiseFloor): fresh
-// samples under the same serving noise differ by a little more than the few
-// enrollment pairs showed.
-const noiseMargin = 2
-
 // noiseFloors returns each prompt's noise floor from its reference
-// samples: the larger of min and noiseMargin times the largest difference
-// between two of them at a position where they hold the same token (the
-// logprob and every shared alternative).
+// samples: the 90th percentile of the logprob differences between two of
+// them where they hold the same token (the logprob and every shared
+// alternative), at least min and at most noiseFloorCap. The enrollment
+// takes half its samples under concurrent load, so the percentile is the
+// size of the route's batch noise; the floor then absorbs the part of it
+// that fresh samples under a different load do not share with the
+// reference. Noise above the cap is as large as the differences between
+// close models (the simulator's variant moves logprobs by up to 0.02):
+// a floor that high would blind the test, and the permutation test already
+// allows for noise the reference shows.
 func noiseFloors(ref [][]Sample, min float64) []float64 {
 	out := make([]float64, len(ref))
+	var diffs []float64
 	for p, ss := range ref {
-		var worst float64
+		diffs = diffs[:0]
 		for i := range ss {
 			for j := range i {
-				worst = max(worst, maxLogprobDiff(ss[i], ss[j]))
+				diffs = logprobDiffs(diffs, ss[i], ss[j])
 			}
 		}
-		out[p] = max(min, noiseMargin*worst)
+		var q float64
+		if len(diffs) > 0 {
+			slices.Sort(diffs)
+			q = diffs[len(diffs)*9/10]
+		}
+		out[p] = max(min, math.Min(q, noiseFloorCap))
 	}
 	return out
 }
 
-// maxLogprobDiff is the largest logprob difference of a and b where they
-// hold the same token.
-func maxLogprobDiff(a, b Sample) float64 {
-	var worst float64
+// noiseFloorCap bounds a prompt's noise floor (see noiseFloors).
+const noiseFloorCap = 5e-3
+
+// logprobDiffs appends the logprob differences of a and b where they hold
+// the same token, up to their first divergence (after it the contexts
+// differ).
+func logprobDiffs(dst []float64, a, b Sample) []float64 {
 	for i := range min(len(a.T), len(b.T), len(a.L), len(b.L)) {
 		if a.T[i] != b.T[i] {
-			break // after a divergence the contexts differ
+			break
 		}
-		worst = max(worst, math.Abs(a.L[i]-b.L[i]))
+		dst = append(dst, math.Abs(a.L[i]-b.L[i]))
 		if len(a.K) > i && len(b.K) > i {
 			for _, x := range a.K[i] {
 				for _, y := range b.K[i] {
 					if x.T == y.T {
-						worst = max(worst, math.Abs(x.L-y.L))
+						dst = append(dst, math.Abs(x.L-y.L))
 					}
 				}
 			}
 		}
 	}
-	return worst
+	return dst
 }
 
 // stratum is one prompt's pooled samples: the first nx are the reference.
