@@ -21,6 +21,13 @@
 //     reference sample and a fresh one (outputs and logprobs on fixed
 //     prompts) catches a different model behind the same name.
 //
+// A probe's outcome is ok, failed, skipped (it cannot run on the route: no
+// known capacity, a capacity too small for its prompt; Runner.Plan lists
+// these before any run) or inconclusive (identity only: the upstream
+// errored or timed out even after retries, which says nothing about the
+// model). Only failures make a route amber and red; an inconclusive run
+// leaves the route's health as it was.
+//
 // A Runner runs the probes of every route on a schedule (and at once on
 // Trigger), keeps each route's health (green, amber, red) and publishes the
 // red routes as quarantined through a lock-free Quarantined. The gateway

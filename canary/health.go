@@ -6,8 +6,9 @@ import "time"
 type Health string
 
 const (
-	// Green: the last run passed every probe (and the route is not
-	// quarantined).
+	// Green: the last conclusive run failed no probe (and the route is not
+	// quarantined). Skipped probes never count; a run with an inconclusive
+	// probe and no failure leaves the health as it was.
 	Green Health = "green"
 	// Amber: a probe failed, fewer than FailRuns runs in a row.
 	Amber Health = "amber"

@@ -6,6 +6,10 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/custody-gateway/custody/tokenize"
 )
 
 // IdentityConfig tunes the identity probe. Zero fields take defaults.
@@ -34,6 +38,22 @@ type IdentityConfig struct {
 	// LogprobScale is the logprob difference that counts as much as a
 	// differing token; 0 means 0.05.
 	LogprobScale float64
+	// NoiseFloor is the smallest logprob difference that counts: smaller
+	// ones are serving noise (batch and cache state) and count as equal.
+	// A prompt whose enrollment samples differed by more gets the 90th
+	// percentile of their differences instead, up to 5e-3 (see
+	// noiseFloors). 0 means 1e-3; negative means none.
+	NoiseFloor float64
+	// EnrollConcurrency: the second half of the enrollment samples is taken
+	// this many requests at a time, so that the reference holds the batch
+	// states of a loaded upstream as well as an idle one's; 0 means 4.
+	EnrollConcurrency int
+	// Retries of a sample whose request the upstream failed (an error, a
+	// timeout, a 5xx or 429); 0 means 2, negative means none. Each waits
+	// RetryBackoff (0: 250ms) times 2^retry. Still failing, the probe is
+	// inconclusive, not failed.
+	Retries      int
+	RetryBackoff time.Duration
 }
 
 func (c IdentityConfig) withDefaults() IdentityConfig {
@@ -56,6 +76,22 @@ func (c IdentityConfig) withDefaults() IdentityConfig {
 	}
 	if c.LogprobScale == 0 {
 		c.LogprobScale = 0.05
+	}
+	switch {
+	case c.NoiseFloor == 0:
+		c.NoiseFloor = 1e-3
+	case c.NoiseFloor < 0:
+		c.NoiseFloor = 0
+	}
+	def(&c.EnrollConcurrency, 4)
+	switch {
+	case c.Retries == 0:
+		c.Retries = 2
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = 250 * time.Millisecond
 	}
 	return c
 }
@@ -104,37 +140,102 @@ func tokenHash(tok string) uint64 {
 	return h.Sum64()
 }
 
-// collect takes n samples of every prompt from t. It returns them with the
-// model (and fingerprint) the route reported: the first that differs from
-// want if any does, else the first. Or it returns the failed result of the
-// request that got no answer.
-func collect(ctx context.Context, t Target, sp sampleParams, n int, want string) ([][]Sample, string, string, *ProbeResult) {
+// collect takes n samples of every prompt from t, par requests at a time.
+// It returns them with the model (and fingerprint) the route reported: the
+// first that differs from want if any does, else the first. Or it returns
+// the result of the request that got no answer: failed, or inconclusive
+// when the upstream still failed it after retries (see transient).
+func collect(ctx context.Context, t Target, sp sampleParams, n int, want string, par int, retry retryPolicy) ([][]Sample, string, string, *ProbeResult) {
 	prompts := identityPrompts(sp.seed, sp.prompts)
 	out := make([][]Sample, len(prompts))
-	var model, fp string
-	for p, text := range prompts {
+	var (
+		mu        sync.Mutex
+		model, fp string
+		failed    *ProbeResult
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(par, 1) {
+		wg.Go(func() {
+			for p := range jobs {
+				temp := sp.temperature
+				req := ChatRequest{
+					Messages:    []Message{{Role: "user", Content: prompts[p]}},
+					Temperature: &temp,
+					Seed:        sp.fixedSeed,
+					MaxTokens:   sp.maxTokens,
+				}
+				if sp.topLogprobs >= 0 {
+					req.Logprobs, req.TopLogprobs = true, sp.topLogprobs
+				}
+				a, f := retry.ask(ctx, t, req)
+				mu.Lock()
+				switch {
+				case failed != nil:
+				case f != nil:
+					failed = f
+					cancel()
+				default:
+					if model == "" || (a.Model != want && model == want) {
+						model, fp = a.Model, a.Fingerprint
+					}
+					out[p] = append(out[p], sampleOf(a))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for p := range prompts {
 		for range n {
-			temp := sp.temperature
-			req := ChatRequest{
-				Messages:    []Message{{Role: "user", Content: text}},
-				Temperature: &temp,
-				Seed:        sp.fixedSeed,
-				MaxTokens:   sp.maxTokens,
+			select {
+			case jobs <- p:
+			case <-ctx.Done():
+				break feed
 			}
-			if sp.topLogprobs >= 0 {
-				req.Logprobs, req.TopLogprobs = true, sp.topLogprobs
-			}
-			a, f := ask(ctx, t, ProbeIdentity, req)
-			if f != nil {
-				return nil, "", "", f
-			}
-			if model == "" || (a.Model != want && model == want) {
-				model, fp = a.Model, a.Fingerprint
-			}
-			out[p] = append(out[p], sampleOf(a))
 		}
 	}
+	close(jobs)
+	wg.Wait()
+	if failed != nil {
+		return nil, "", "", failed
+	}
+	if err := ctx.Err(); err != nil {
+		f := inconclusive(ProbeIdentity, "no answer: %s", errText(err))
+		return nil, "", "", &f
+	}
 	return out, model, fp, nil
+}
+
+// retryPolicy retries the identity probe's requests that the upstream
+// failed.
+type retryPolicy struct {
+	retries int
+	backoff time.Duration
+}
+
+// ask is ask with retries of transient failures; one that persists is
+// inconclusive.
+func (rp retryPolicy) ask(ctx context.Context, t Target, req ChatRequest) (answer, *ProbeResult) {
+	for try := 0; ; try++ {
+		a, f := ask(ctx, t, ProbeIdentity, req)
+		if f == nil || !f.transient {
+			return a, f
+		}
+		if try == rp.retries || ctx.Err() != nil {
+			r := inconclusive(ProbeIdentity, "upstream failed %d tries: %s", try+1, f.Evidence)
+			r.Code = f.Code
+			return answer{}, &r
+		}
+		wait := time.NewTimer(rp.backoff << try)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+		case <-wait.C:
+		}
+	}
 }
 
 func sampleOf(a answer) Sample {
@@ -162,11 +263,13 @@ func sampleOf(a answer) Sample {
 }
 
 // identityTest compares fresh samples with the enrolled reference.
+// Each prompt's logprob noise floor comes from its reference samples.
 func identityTest(ref, cur [][]Sample, cfg IdentityConfig, rng *rand.Rand) (stat, p float64) {
+	floors := noiseFloors(ref, cfg.NoiseFloor)
 	strata := make([]stratum, 0, len(ref))
 	for i := range ref {
 		if i < len(cur) && len(cur[i]) > 0 {
-			strata = append(strata, newStratum(ref[i], cur[i], cfg.LogprobScale))
+			strata = append(strata, newStratum(ref[i], cur[i], cfg.LogprobScale, floors[i]))
 		}
 	}
 	return permutationTest(strata, cfg.Permutations, rng)
@@ -188,12 +291,37 @@ func (r *Runner) enroll(ctx context.Context, t Target) (*Enrollment, *ProbeResul
 	}
 	sp := e.params()
 	sp.prompts = c.Prompts
-	samples, model, fp, f := collect(ctx, t, sp, c.EnrollSamples, "")
+	// Half the samples one at a time (an idle upstream's batch state), half
+	// EnrollConcurrency at a time (a loaded one's): the noise floors and the
+	// permutation test then know both.
+	idle := (c.EnrollSamples + 1) / 2
+	samples, model, fp, f := collect(ctx, t, sp, idle, "", 1, r.retry())
 	if f != nil {
 		return nil, f
 	}
+	loaded, model2, fp2, f := collect(ctx, t, sp, c.EnrollSamples-idle, model, c.EnrollConcurrency, r.retry())
+	if f != nil {
+		return nil, f
+	}
+	if model2 != model {
+		model, fp = model2, fp2 // the route changed model during enrollment: keep the odd one, so the next run fails
+	}
+	for p := range samples {
+		samples[p] = append(samples[p], loaded[p]...)
+	}
 	e.Samples, e.Model, e.Fingerprint = samples, model, fp
 	return e, nil
+}
+
+func (r *Runner) retry() retryPolicy {
+	return retryPolicy{retries: r.cfg.Identity.Retries, backoff: r.cfg.Identity.RetryBackoff}
+}
+
+// identityTokens is a generous count of an identity request: the longest
+// prompt identityPrompts makes plus the answer.
+func identityTokens(c tokenize.Counter, maxTokens int) int {
+	long := "Write a short passage about " + strings.Repeat("description ", 18) + "."
+	return tokenize.Chat(c, []tokenize.Message{{Role: "user", Content: long}}) + maxTokens
 }
 
 // probeIdentity tests the route against its enrollment, enrolling it on
@@ -216,7 +344,7 @@ func (r *Runner) probeIdentity(ctx context.Context, rt *route) ProbeResult {
 			Detail: fmt.Sprintf("%d prompts x %d samples, model %s", len(e.Samples), r.cfg.Identity.EnrollSamples, e.Model)})
 		return pass(ProbeIdentity, "enrolled %d prompts x %d samples (model %s)", len(e.Samples), r.cfg.Identity.EnrollSamples, e.Model)
 	}
-	cur, model, _, f := collect(ctx, rt.t, e.params(), r.cfg.Identity.Samples, e.Model)
+	cur, model, _, f := collect(ctx, rt.t, e.params(), r.cfg.Identity.Samples, e.Model, 1, r.retry())
 	if f != nil {
 		return *f
 	}

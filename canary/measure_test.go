@@ -14,6 +14,12 @@ type identitySetting struct {
 	name  string
 	cfg   IdentityConfig
 	noise float64 // serving noise: logprob jitter sd; a sample diverges with prob 10*noise
+	// batch: batch-state noise after concurrent traffic (see addBatchNoise):
+	// every fresh sample and the second half of the reference (the part
+	// enrolled under load), or with idleRef none of the reference (an
+	// enrollment taken on an idle upstream, as before enrollments were
+	// taken partly under load).
+	batch, idleRef bool
 	// maxFAR and minPower bound what the test must show over the runs.
 	maxFAR, minPower float64
 }
@@ -36,6 +42,9 @@ func TestIdentityFalseAlarmAndPower(t *testing.T) {
 	for _, s := range []identitySetting{
 		{name: "default: greedy, top-5 logprobs", maxFAR: 0.015, minPower: 0.95},
 		{name: "default + serving noise", noise: 0.01, maxFAR: 0.015, minPower: 0.95},
+		{name: "default + batch-state noise", batch: true, maxFAR: 0.015, minPower: 0.95},
+		{name: "batch noise, idle enrollment", batch: true, idleRef: true, maxFAR: 0.015, minPower: 0.95},
+		{name: "batch noise, idle enrollment, no floor", cfg: IdentityConfig{NoiseFloor: -1}, batch: true, idleRef: true, maxFAR: 1},
 		{name: "T=1 fresh samples, logprobs", cfg: IdentityConfig{Temperature: 1}, maxFAR: 0.015},
 		{name: "greedy, no logprobs", cfg: IdentityConfig{TopLogprobs: -1}, maxFAR: 0.015},
 		{name: "greedy, no logprobs, 10 prompts", cfg: IdentityConfig{TopLogprobs: -1, Prompts: 10}, maxFAR: 0.015},
@@ -61,6 +70,14 @@ func TestIdentityFalseAlarmAndPower(t *testing.T) {
 				if s.noise > 0 {
 					for _, set := range [][][]Sample{ref, h, v, d} {
 						addNoise(set, s.noise, rng)
+					}
+				}
+				if s.batch {
+					if !s.idleRef {
+						addBatchNoise(ref, cfg.EnrollSamples-(cfg.EnrollSamples+1)/2, rng)
+					}
+					for _, set := range [][][]Sample{h, v, d} {
+						addBatchNoise(set, cfg.Samples, rng)
 					}
 				}
 				_, p := identityTest(ref, h, cfg, rng)
@@ -89,7 +106,7 @@ func TestIdentityFalseAlarmAndPower(t *testing.T) {
 
 func mustCollect(t *testing.T, tg Target, sp sampleParams, n int) [][]Sample {
 	t.Helper()
-	s, _, _, f := collect(t.Context(), tg, sp, n, "")
+	s, _, _, f := collect(t.Context(), tg, sp, n, "", 1, retryPolicy{})
 	if f != nil {
 		t.Fatal(f.Evidence)
 	}
@@ -116,6 +133,28 @@ func addNoise(set [][]Sample, sd float64, rng *rand.Rand) {
 			if len(s.T) > 0 && rng.Float64() < 10*sd {
 				for j := rng.IntN(len(s.T)); j < len(s.T); j++ {
 					s.T[j] = rng.Uint64()
+				}
+			}
+		}
+	}
+}
+
+// addBatchNoise imitates the batch state of an upstream under concurrent
+// load on the last n samples of every prompt: each sample's logprobs move
+// by N(0, sd) with sd drawn from [1e-4, 1e-3] (the kernels' reductions
+// change with the batch); the tokens stay (servingNoise in noise_test.go
+// does the same on live answers).
+func addBatchNoise(set [][]Sample, n int, rng *rand.Rand) {
+	for _, ss := range set {
+		for i := max(len(ss)-n, 0); i < len(ss); i++ {
+			s := &ss[i]
+			sd := 1e-4 + rng.Float64()*9e-4
+			for j := range s.L {
+				s.L[j] = min(s.L[j]+rng.NormFloat64()*sd, 0)
+				if len(s.K) > j {
+					for k := range s.K[j] {
+						s.K[j][k].L = min(s.K[j][k].L+rng.NormFloat64()*sd, 0)
+					}
 				}
 			}
 		}

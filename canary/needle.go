@@ -2,10 +2,23 @@ package canary
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
+
+// needleHead is the needle prompt's instruction.
+const needleHead = "Below is a long text with codes hidden in it. Repeat every code you find, in order, and nothing else."
+
+// needleBudget is the needle prompt's size in tokens.
+func (r *Runner) needleBudget(t Target) int {
+	budget := int(r.cfg.NeedleFraction * float64(t.Capacity()))
+	if r.cfg.NeedleMaxTokens > 0 {
+		budget = min(budget, r.cfg.NeedleMaxTokens)
+	}
+	return budget
+}
 
 // probeNeedle plants nonces at several depths of a long prompt sized to a
 // fraction of the route's verified capacity and asks for them back. The
@@ -13,15 +26,15 @@ import (
 // a placeholder and decodes from whatever the pages hold: the needles do
 // not come back (and custody's prompt-token band rejects the answer).
 func (r *Runner) probeNeedle(ctx context.Context, t Target) ProbeResult {
-	budget := int(r.cfg.NeedleFraction * float64(t.Capacity()))
-	if r.cfg.NeedleMaxTokens > 0 {
-		budget = min(budget, r.cfg.NeedleMaxTokens)
-	}
+	budget := r.needleBudget(t)
 	needles := make([]string, len(r.cfg.NeedleDepths))
 	for i := range needles {
 		needles[i] = nonce(10)
 	}
-	m, tokens, err := haystack(r.counterFor(t), budget, "Below is a long text with codes hidden in it. Repeat every code you find, in order, and nothing else.", needles, r.cfg.NeedleDepths)
+	m, tokens, err := haystack(r.counterFor(t), budget, needleHead, needles, r.cfg.NeedleDepths)
+	if errors.Is(err, errTooSmall) {
+		return skip(ProbeNeedle, "%s", r.needleTooSmall(t, tokens))
+	}
 	if err != nil {
 		return fail(ProbeNeedle, "capacity %d: %s", t.Capacity(), errText(err))
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/custody-gateway/custody"
 )
 
 // Probe names, as in config `canaries.probes` and the `probe` label of
@@ -32,10 +34,34 @@ func DefaultProbes() []string {
 	return []string{ProbeSecret, ProbeEcho, ProbeNeedle, ProbeIdentity}
 }
 
+// Status is what a probe concluded about a route.
+type Status string
+
+const (
+	// StatusOK: the route did what the probe asked.
+	StatusOK Status = "ok"
+	// StatusFailed: the route failed the probe (a wrong or missing answer,
+	// a custody rejection, a different model). Failures make a route
+	// amber, then red.
+	StatusFailed Status = "failed"
+	// StatusSkipped: the probe cannot run on this route (no known capacity,
+	// a capacity too small for the probe's prompt); Evidence says why.
+	// Skipped probes do not count towards health, and custody warns about
+	// them at start (Runner.Plan).
+	StatusSkipped Status = "skipped"
+	// StatusInconclusive: the probe could not reach a verdict because the
+	// upstream errored or timed out even after retries (the identity
+	// probe). It says nothing about the model: it neither fails nor passes
+	// a run.
+	StatusInconclusive Status = "inconclusive"
+)
+
 // ProbeResult is the outcome of one probe on one route.
 type ProbeResult struct {
-	Probe string
-	OK    bool
+	Probe  string
+	Status Status
+	// OK is Status == StatusOK.
+	OK bool
 	// Evidence says why, in numbers and random ids, never prompt or
 	// response text: "nonce k9XbQ2mZ7w missing", "p=0.0001 <= alpha=0.001".
 	Evidence string
@@ -43,31 +69,57 @@ type ProbeResult struct {
 	// request (a rejection is a failure: the route did not serve it).
 	Code     string
 	Duration time.Duration
+
+	transient bool // a failure to get an answer that the upstream's state explains
+}
+
+// Outcome is Status, or for a result made without one, StatusOK or
+// StatusFailed as OK says.
+func (p ProbeResult) Outcome() Status {
+	switch {
+	case p.Status != "":
+		return p.Status
+	case p.OK:
+		return StatusOK
+	}
+	return StatusFailed
 }
 
 func pass(probe, format string, args ...any) ProbeResult {
-	return ProbeResult{Probe: probe, OK: true, Evidence: fmt.Sprintf(format, args...)}
+	return ProbeResult{Probe: probe, Status: StatusOK, OK: true, Evidence: fmt.Sprintf(format, args...)}
 }
 
 func fail(probe, format string, args ...any) ProbeResult {
-	return ProbeResult{Probe: probe, Evidence: fmt.Sprintf(format, args...)}
+	return ProbeResult{Probe: probe, Status: StatusFailed, Evidence: fmt.Sprintf(format, args...)}
+}
+
+func skip(probe, format string, args ...any) ProbeResult {
+	return ProbeResult{Probe: probe, Status: StatusSkipped, Evidence: fmt.Sprintf(format, args...)}
+}
+
+func inconclusive(probe, format string, args ...any) ProbeResult {
+	return ProbeResult{Probe: probe, Status: StatusInconclusive, Evidence: fmt.Sprintf(format, args...)}
 }
 
 // ask sends req through custody on t and reads the answer, or returns the
-// failed result saying why there is none.
+// failed result saying why there is none. A failure that says nothing
+// about the model (see transient) is marked so; the identity probe retries
+// it and, if it persists, is inconclusive.
 func ask(ctx context.Context, t Target, probe string, req ChatRequest) (answer, *ProbeResult) {
 	res, err := t.Chat(ctx, req)
 	if err != nil {
 		f := fail(probe, "no answer: %s", errText(err))
+		f.transient = true
 		return answer{}, &f
 	}
 	if res.Code != "" {
 		f := fail(probe, "custody rejected: %s (status %d)", res.Code, res.Status)
-		f.Code = res.Code
+		f.Code, f.transient = res.Code, transient(res)
 		return answer{}, &f
 	}
 	if res.Status != http.StatusOK {
 		f := fail(probe, "status %d", res.Status)
+		f.transient = transient(res)
 		return answer{}, &f
 	}
 	a, err := parseAnswer(res.Body)
@@ -76,6 +128,21 @@ func ask(ctx context.Context, t Target, probe string, req ChatRequest) (answer, 
 		return answer{}, &f
 	}
 	return a, nil
+}
+
+// transient reports whether a Result is the upstream being unavailable,
+// slow or overloaded (a 5xx or 429 of its own, custody's upstream_timeout,
+// upstream_unavailable or rate_limited) rather than an answer custody
+// judged: such a result is evidence about the serving stack's load, not
+// about which model it serves.
+func transient(res Result) bool {
+	switch res.Code {
+	case "":
+		return res.Status >= 500 || res.Status == http.StatusTooManyRequests
+	case string(custody.CodeUpstreamTimeout), string(custody.CodeUpstreamUnavailable), string(custody.CodeRateLimited):
+		return true
+	}
+	return false
 }
 
 // errText is an error for evidence: transport and decoding errors carry

@@ -101,7 +101,7 @@ func TestIdentityStatisticCatchesDrift(t *testing.T) {
 	e, _ := rt.enrollment("")
 	for _, f := range []string{string(sim.FaultSnapshotDrift), string(sim.FaultModelLie), ""} {
 		tg.setFault(f)
-		cur, _, _, res := collect(t.Context(), tg, e.params(), 4, e.Model)
+		cur, _, _, res := collect(t.Context(), tg, e.params(), 4, e.Model, 1, retryPolicy{})
 		if res != nil {
 			t.Fatal(res.Evidence)
 		}

@@ -19,18 +19,31 @@ type Report struct {
 	Health Health
 }
 
-// OK reports whether every probe passed.
+// OK reports whether no probe failed: skipped and inconclusive probes do
+// not fail a run.
 func (r Report) OK() bool {
 	for _, res := range r.Results {
-		if !res.OK {
+		if res.Outcome() == StatusFailed {
 			return false
 		}
 	}
 	return true
 }
 
-// AllOK reports whether every report passed (`custody canary` exits 1
-// otherwise).
+// Conclusive reports whether the run reached a verdict on every probe
+// that ran: a run with an inconclusive probe and no failure neither passes
+// nor fails the route (its health stays as it was).
+func (r Report) Conclusive() bool {
+	for _, res := range r.Results {
+		if res.Outcome() == StatusInconclusive {
+			return false
+		}
+	}
+	return true
+}
+
+// AllOK reports whether no probe of any report failed (`custody canary`
+// exits 1 otherwise): skipped and inconclusive rows do not fail it.
 func AllOK(reports []Report) bool {
 	for _, r := range reports {
 		if !r.OK() {
@@ -49,8 +62,8 @@ func PrintTable(w io.Writer, reports []Report) error {
 	fmt.Fprintln(tw, "ROUTE\tPROBE\tRESULT\tTIME\tEVIDENCE")
 	for _, rep := range reports {
 		for _, res := range rep.Results {
-			result := "ok"
-			if !res.OK {
+			result := string(res.Outcome())
+			if res.Outcome() == StatusFailed {
 				result = "FAIL"
 				if res.Code != "" {
 					result += " " + res.Code

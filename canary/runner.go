@@ -426,22 +426,29 @@ func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 		pctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 		start := time.Now()
 		var res ProbeResult
-		switch p {
-		case ProbeEcho:
+		if why := r.cannotRun(p, rt.t); why != "" {
+			res = skip(p, "%s", why)
+		}
+		switch {
+		case res.Status == StatusSkipped:
+		case p == ProbeEcho:
 			res = r.probeEcho(pctx, rt.t)
-		case ProbeNeedle:
+		case p == ProbeNeedle:
 			res = r.probeNeedle(pctx, rt.t)
-		case ProbeOversize:
+		case p == ProbeOversize:
 			res = r.probeOversize(pctx, rt.t)
-		case ProbeSecret:
+		case p == ProbeSecret:
 			res = r.probeSecret(pctx, rt.t)
-		case ProbeIdentity:
+		case p == ProbeIdentity:
 			res = r.probeIdentity(pctx, rt)
 		}
 		cancel()
 		res.Duration = time.Since(start)
 		rep.Results = append(rep.Results, res)
-		if r.cfg.OnStatus != nil {
+		// A skipped or inconclusive probe says nothing about the route:
+		// custody_canary_status keeps its last conclusive value (none, for
+		// a probe that never runs).
+		if o := res.Outcome(); r.cfg.OnStatus != nil && (o == StatusOK || o == StatusFailed) {
 			r.cfg.OnStatus(name, p, res.OK)
 		}
 	}
@@ -457,7 +464,7 @@ func (r *Runner) fold(rt *route, rep *Report) {
 	if !rep.OK() {
 		var probes, detail []string
 		for _, res := range rep.Results {
-			if !res.OK {
+			if res.Outcome() == StatusFailed {
 				probes = append(probes, res.Probe)
 				detail = append(detail, res.Probe+": "+res.Evidence)
 			}
@@ -468,7 +475,12 @@ func (r *Runner) fold(rt *route, rep *Report) {
 	}
 	r.mu.Lock()
 	before := rt.health.health
-	rep.Health = rt.health.observe(rep.OK(), r.cfg.FailRuns, r.cfg.PassRuns)
+	rep.Health = before
+	if !rep.OK() || rep.Conclusive() {
+		// An inconclusive run without a failure leaves the streaks alone:
+		// it must neither quarantine the route nor bring it back.
+		rep.Health = rt.health.observe(rep.OK(), r.cfg.FailRuns, r.cfg.PassRuns)
+	}
 	last := *rep
 	rt.last = &last
 	if (before == Red) != (rep.Health == Red) {

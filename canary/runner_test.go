@@ -223,18 +223,27 @@ func TestPrintTable(t *testing.T) {
 	reps := []Report{{Name: "sim-1/sim", Results: []ProbeResult{
 		{Probe: "echo", OK: true, Evidence: "nonce k9XbQ2mZ7w returned", Duration: 3 * time.Millisecond},
 		{Probe: "needle", Code: "prompt_token_mismatch", Evidence: "custody rejected:\tprompt_token_mismatch\n(status 502)"},
+		{Probe: "oversize", Status: StatusSkipped, Evidence: "no known capacity"},
+		{Probe: "identity", Status: StatusInconclusive, Evidence: "upstream failed 3 tries: status 503"},
 	}}}
 	if err := PrintTable(&b, reps); err != nil {
 		t.Fatal(err)
 	}
-	want := "ROUTE      PROBE   RESULT                      TIME  EVIDENCE\n" +
-		"sim-1/sim  echo    ok                          3ms   nonce k9XbQ2mZ7w returned\n" +
-		"sim-1/sim  needle  FAIL prompt_token_mismatch  0s    custody rejected: prompt_token_mismatch (status 502)\n"
+	want := "ROUTE      PROBE     RESULT                      TIME  EVIDENCE\n" +
+		"sim-1/sim  echo      ok                          3ms   nonce k9XbQ2mZ7w returned\n" +
+		"sim-1/sim  needle    FAIL prompt_token_mismatch  0s    custody rejected: prompt_token_mismatch (status 502)\n" +
+		"sim-1/sim  oversize  skipped                     0s    no known capacity\n" +
+		"sim-1/sim  identity  inconclusive                0s    upstream failed 3 tries: status 503\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
 	}
 	if AllOK(reps) || !AllOK(reps[:0]) {
 		t.Error("AllOK")
+	}
+	// Skipped and inconclusive rows do not fail `custody canary`.
+	reps[0].Results = append(reps[0].Results[:1:1], reps[0].Results[2:]...)
+	if !AllOK(reps) {
+		t.Error("AllOK with only ok, skipped and inconclusive rows")
 	}
 }
 

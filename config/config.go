@@ -237,7 +237,8 @@ type Checks struct {
 	// ContaminationWarmup is how many responses the contamination
 	// detector learns the model's stock phrases from before it reports
 	// fingerprint findings (canary secrets are reported from the first).
-	// Zero means 256; negative means none.
+	// Zero or negative means none, the default: built-in stock phrases
+	// make a warm-up unnecessary.
 	ContaminationWarmup int `yaml:"contamination_warmup"`
 	// ContaminationMaxPrompts bounds the prompts remembered. Zero means 4096.
 	ContaminationMaxPrompts int `yaml:"contamination_max_prompts"`

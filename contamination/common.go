@@ -10,19 +10,24 @@ import "sync"
 // (MaxSharedBy) needs several prompts to hold a phrase; this learns it from
 // the responses themselves, which is what quiets a freshly started gateway.
 //
-// It is a count-min sketch with conservative update: two rows of 1<<17
-// saturating 8-bit counters (256 KiB), halved every 1<<20 updates so old
-// phrases fade. Counts only ever err upwards, which errs towards silence.
+// It is a count-min sketch with conservative update: four rows of 1<<20
+// saturating 8-bit counters (4 MiB), halved every 1<<18 updates so old
+// phrases fade. Counts only ever err upwards, which errs towards silence;
+// the size and the decay keep every row under a quarter full, so that a
+// count of 1 (CommonAfter's default) is wrong for well under 1% of k-grams
+// (the two rows of 1<<17 there were filled within 20,000 responses, after
+// which nearly every k-gram looked common).
 type common struct {
 	mu      sync.RWMutex
-	rows    [2][]uint8
+	rows    [commonRows][]uint8
 	updates int
 	learned int // responses learned from, saturating at maxInt32
 }
 
 const (
-	commonBits  = 17
-	commonDecay = 1 << 20
+	commonRows  = 4
+	commonBits  = 20
+	commonDecay = 1 << 18
 )
 
 func newCommon() *common {
@@ -33,16 +38,27 @@ func newCommon() *common {
 	return c
 }
 
-func commonIndex(g uint64) (uint32, uint32) {
+// commonIndex is g's counter in each row: g remixed for each row, so that
+// the rows are independent.
+func commonIndex(g uint64) (idx [commonRows]uint32) {
 	const mask = 1<<commonBits - 1
-	return uint32(g) & mask, uint32(g>>32) & mask
+	h := g
+	for r := range idx {
+		idx[r] = uint32(h) & mask
+		h = mix64(h + 0x9e3779b97f4a7c15)
+	}
+	return idx
 }
 
 // countLocked is the estimated number of responses that carried g; callers
 // hold c.mu for reading.
 func (c *common) countLocked(g uint64) int {
-	i, j := commonIndex(g)
-	return int(min(c.rows[0][i], c.rows[1][j]))
+	idx := commonIndex(g)
+	n := uint8(255)
+	for r, i := range idx {
+		n = min(n, c.rows[r][i])
+	}
+	return int(n)
 }
 
 // warm reports whether at least n responses were learned from; callers
@@ -54,17 +70,19 @@ func (c *common) learn(hashes []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, g := range hashes {
-		i, j := commonIndex(g)
-		n := min(c.rows[0][i], c.rows[1][j])
+		idx := commonIndex(g)
+		n := uint8(255)
+		for r, i := range idx {
+			n = min(n, c.rows[r][i])
+		}
 		if n == 255 {
 			continue
 		}
 		// Conservative update: raise only the counters at the minimum.
-		if c.rows[0][i] == n {
-			c.rows[0][i]++
-		}
-		if c.rows[1][j] == n {
-			c.rows[1][j]++
+		for r, i := range idx {
+			if c.rows[r][i] == n {
+				c.rows[r][i]++
+			}
 		}
 	}
 	c.updates += len(hashes)

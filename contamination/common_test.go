@@ -5,26 +5,40 @@ import (
 	"testing"
 )
 
-// TestCommonPhrase: a phrase that one remembered prompt holds is reported in
-// the first CommonAfter responses that carry it, then learnt as the model's
-// own stock phrase.
+// TestCommonPhrase: a phrase that responses said (outside their own
+// prompts) at least CommonAfter times is the model's own and neutral, even
+// once a remembered prompt holds it; so the same text of one remembered
+// prompt is reported in the first CommonAfter responses that carry it.
 func TestCommonPhrase(t *testing.T) {
-	phrase := "Let me know if you would like me to make any further changes to the draft."
+	// Not a stock phrase: the built-in table must not already know it.
+	phrase := "Tell the quartermaster that the brass lanterns go to the north tower before dusk."
 	for _, after := range []int{1, 3} {
 		t.Run(fmt.Sprint("after ", after), func(t *testing.T) {
-			d := New(Config{Warmup: -1, CommonAfter: after})
+			d := New(Config{CommonAfter: after})
+			for i := range after {
+				if _, ok := d.Scan(fmt.Sprint("early", i), nil, "", fmt.Sprintf("Answer %d. ", i)+phrase); ok {
+					t.Fatalf("response %d: flagged with nothing remembered", i)
+				}
+			}
 			d.Remember("chat", "t1", d.Fingerprint("User: hi\nAssistant: Hello. "+phrase+"\nUser: thanks"))
+			if _, ok := d.Scan("late", nil, "", "Again: "+phrase); ok {
+				t.Error("a learnt phrase of the model was flagged")
+			}
+		})
+	}
+	for _, after := range []int{1, 3} {
+		t.Run(fmt.Sprint("reported ", after, " times"), func(t *testing.T) {
+			d := New(Config{CommonAfter: after})
+			d.Remember("chat", "t1", d.Fingerprint(phrase))
 			for i := range after + 2 {
-				_, ok := d.Scan(fmt.Sprint("r", i), nil, "", fmt.Sprintf("Answer %d. ", i)+phrase)
-				if want := i < after; ok != want {
-					t.Errorf("response %d: found %v, want %v", i, ok, want)
+				if _, ok := d.Scan(fmt.Sprint("r", i), nil, "", phrase); ok != (i < after) {
+					t.Errorf("response %d: found %v", i, ok)
 				}
 			}
 		})
 	}
 	t.Run("own prompt does not teach", func(t *testing.T) {
-		d := New(Config{Warmup: -1, CommonAfter: 1})
-		d.Remember("chat", "t1", d.Fingerprint(phrase))
+		d := New(Config{CommonAfter: 1})
 		own := "Please repeat: " + phrase
 		for i := range 3 {
 			id := fmt.Sprint("echo", i)
@@ -34,21 +48,60 @@ func TestCommonPhrase(t *testing.T) {
 				t.Fatal("own echo flagged")
 			}
 		}
+		d.Remember("chat", "t1", d.Fingerprint(phrase))
 		if _, ok := d.Scan("other", nil, "", phrase); !ok {
 			t.Error("echoes of own prompts taught the sketch")
 		}
 	})
 	t.Run("probe does not teach", func(t *testing.T) {
-		d := New(Config{Warmup: -1, CommonAfter: 1})
-		d.Remember("chat", "t1", d.Fingerprint(phrase))
+		d := New(Config{CommonAfter: 1})
 		s := d.NewScanner("x", nil, "")
 		s.noLearn = true
 		s.WriteString(phrase)
 		s.Close()
+		d.Remember("chat", "t1", d.Fingerprint(phrase))
 		if _, ok := d.Scan("y", nil, "", phrase); !ok {
 			t.Error("noLearn scanner taught the sketch")
 		}
 	})
+}
+
+// TestNoWarmup: with the defaults, the first response a fresh Detector
+// scans is checked for fingerprints (the stock phrases stand in for the
+// warm-up there was).
+func TestNoWarmup(t *testing.T) {
+	leak := "warehouse seven shipped crates of copper wire without invoices during March"
+	d := New(Config{})
+	d.Remember("a", "t", d.Fingerprint(leak))
+	if f, ok := d.Scan("b", nil, "", leak); !ok || f.SourceRequest != "a" {
+		t.Errorf("first response: %+v %v", f, ok)
+	}
+}
+
+// TestStockPhrases: a phrase a remembered prompt holds is neutral in a
+// response from the first one on when it is a built-in stock phrase (an
+// assistant closer, a licence header, a common 4-gram of English), and
+// not with NoStockPhrases.
+func TestStockPhrases(t *testing.T) {
+	for _, phrase := range []string{
+		"I hope this helps! Let me know if you have any other questions.",
+		"Permission is hereby granted, free of charge, to any person obtaining a copy of this software",
+		"if err != nil { return nil, err } if err != nil { return err }",
+	} {
+		t.Run(phrase[:16], func(t *testing.T) {
+			for _, off := range []bool{false, true} {
+				d := New(Config{NoStockPhrases: off})
+				d.Remember("chat", "t1", d.Fingerprint("User: fix it\nAssistant: Done. "+phrase+"\nUser: thanks"))
+				if _, ok := d.Scan("b", nil, "", "Here you go. "+phrase); ok != off {
+					t.Errorf("NoStockPhrases %v: flagged %v", off, ok)
+				}
+			}
+		})
+	}
+	d := New(Config{})
+	if len(d.stock) < 10000 {
+		t.Errorf("%d stock k-grams: the embedded table did not load", len(d.stock))
+	}
 }
 
 func TestWarmup(t *testing.T) {

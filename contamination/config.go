@@ -45,16 +45,26 @@ type Config struct {
 	MaxPrints int
 	// CommonAfter: a k-gram that earlier responses carried (outside their
 	// own prompts) at least CommonAfter times is a generic phrase of the
-	// model and is ignored, like a popular fingerprint. Zero means 3; a
+	// model and is ignored, like a popular fingerprint. Zero means 1; a
 	// negative value turns this off. The same leaked text is therefore
 	// reported for the first CommonAfter responses that carry it, then no
-	// more: a leak is caught the first times, not every time.
+	// more: a leak is caught the first time, not every time. (1 rather
+	// than 3 since there is no warm-up: a stock phrase of the model that a
+	// chat history held before any response said it is then a false alarm
+	// once, not three times.)
 	CommonAfter int
+	// NoStockPhrases turns off the built-in stock phrases (see stock.go):
+	// the common 4-grams of English and the phrases models, templates and
+	// code say to everyone, neutral from the first response on. They are
+	// what lets a freshly started Detector report fingerprint findings at
+	// once. (Only K=4 uses all of them; other K use what fits.)
+	NoStockPhrases bool
 	// Warmup is how many responses the Detector learns from (see
-	// CommonAfter) before it reports fingerprint findings: until then it
-	// cannot tell the model's stock phrases from another request's data.
-	// Secrets are reported from the first response. Zero means 256; a
-	// negative value means none. With CommonAfter off there is no warm-up.
+	// CommonAfter) before it reports fingerprint findings. Zero or
+	// negative means none, the default: the stock phrases make a warm-up
+	// unnecessary, and a warm-up is a window in which a stale-KV leak right
+	// after a start goes unreported. Secrets are reported from the first
+	// response in any case.
 	Warmup int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -76,11 +86,11 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxSharedBy, 16)
 	def(&c.MaxPrintsPerPrompt, 16384)
 	def(&c.MaxPrints, 1<<20)
-	if c.Warmup == 0 {
-		c.Warmup = 256
+	if c.Warmup < 0 {
+		c.Warmup = 0
 	}
 	if c.CommonAfter == 0 {
-		c.CommonAfter = 3
+		c.CommonAfter = 1
 	}
 	if c.MaxSharedBy > maxSharedByLimit {
 		c.MaxSharedBy = maxSharedByLimit

@@ -17,8 +17,9 @@ import (
 // rest its entry in the fingerprint map; BenchmarkMemory measures it). A
 // prompt of n words keeps about 2n/3 fingerprints, at most
 // MaxPrintsPerPrompt, and all prompts together at most MaxPrints: at the
-// defaults at most about 27 MiB for fingerprints, 256 KiB for the stock-
-// phrase sketch, and MaxPrompts slots. The corpus of corpus_test.go (prompts
+// defaults at most about 27 MiB for fingerprints, 4 MiB for the generic-
+// phrase sketch, about 90 KiB for the built-in stock phrases, and
+// MaxPrompts slots. The corpus of corpus_test.go (prompts
 // of about 60 words) costs about 1 KB per remembered prompt.
 type Detector struct {
 	cfg    Config
@@ -33,7 +34,8 @@ type Detector struct {
 	total int                 // fingerprints held by live slots
 	seq   uint64              // last sequence number given
 
-	common *common // generic phrases of responses; nil when CommonAfter < 0
+	common *common    // generic phrases of responses; nil when CommonAfter < 0
+	stock  stockTable // built-in stock phrases, keyed; nil with NoStockPhrases
 
 	secretMu sync.Mutex // serialises secret changes
 	secrets  map[string]secretEntry
@@ -68,6 +70,9 @@ func New(cfg Config) *Detector {
 	}
 	if cfg.CommonAfter > 0 {
 		d.common = newCommon()
+	}
+	if !cfg.NoStockPhrases {
+		d.stock = newStock(cfg.K, d.k0, d.k1)
 	}
 	d.ac.Store(buildAutomaton(nil))
 	return d

