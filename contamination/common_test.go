@@ -99,8 +99,8 @@ func TestStockPhrases(t *testing.T) {
 		})
 	}
 	d := New(Config{})
-	if len(d.stock) < 10000 {
-		t.Errorf("%d stock k-grams: the embedded table did not load", len(d.stock))
+	if d.stock.count() < 10000 {
+		t.Errorf("%d stock k-grams: the embedded table did not load", d.stock.count())
 	}
 }
 

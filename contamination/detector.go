@@ -18,7 +18,7 @@ import (
 // prompt of n words keeps about 2n/3 fingerprints, at most
 // MaxPrintsPerPrompt, and all prompts together at most MaxPrints: at the
 // defaults at most about 27 MiB for fingerprints, 4 MiB for the generic-
-// phrase sketch, about 90 KiB for the built-in stock phrases, and
+// phrase sketch, 256 KiB for the built-in stock phrases, and
 // MaxPrompts slots. The corpus of corpus_test.go (prompts
 // of about 60 words) costs about 1 KB per remembered prompt.
 type Detector struct {
