@@ -102,6 +102,11 @@ type Prepared struct {
 	untemplated bool
 	// renders per engine asked for; nil for an untemplated prompt.
 	renders map[template.Engine][]rendering
+	// Unrendered is why a prompt with a template was counted without it:
+	// the template failed on it for a reason of its own engine's (a
+	// feature custody's Jinja engine lacks, say), which is no ground to
+	// refuse the request. Its text may quote the prompt: not for logs.
+	Unrendered error
 }
 
 // rendering is one way an engine may have rendered the prompt.
@@ -114,6 +119,8 @@ type rendering struct {
 // PrepareChat renders a chat request (p parsed from body) for each of
 // engines. A template's refusal is a *template.RaiseError: for a named
 // engine when it refuses, for auto when every engine's rendering does.
+// Any other failure to render counts the prompt untemplated (see
+// Prepared.Unrendered).
 func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []byte) (*Prepared, error) {
 	pp := &Prepared{m: m, prompt: p}
 	if m.Template == nil || m.upperBound() || len(body) > MaxRenderedBody {
@@ -121,23 +128,29 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 	}
 	req, err := template.ParseRequest(body)
 	if err != nil {
-		return nil, err
+		pp.Unrendered = err
+		return pp, nil
 	}
-	pp.renders = map[template.Engine][]rendering{}
+	renders := map[template.Engine][]rendering{}
 	for _, e := range engines {
 		if e == template.EngineOpenAI {
 			pp.untemplated = true
 			continue
 		}
-		if _, done := pp.renders[e]; done {
+		if _, done := renders[e]; done {
 			continue
 		}
 		rs, err := m.render(e, req)
-		if err != nil {
+		if template.IsRaise(err) {
 			return nil, err
 		}
-		pp.renders[e] = rs
+		if err != nil {
+			pp.Unrendered = err
+			return pp, nil
+		}
+		renders[e] = rs
 	}
+	pp.renders = renders
 	return pp, nil
 }
 

@@ -176,3 +176,18 @@ func TestLeastIgnoresTheUntemplatedCountUnlessAsked(t *testing.T) {
 		t.Errorf("with an openai route, least %d, want the untemplated %d", c.Least(), c.For(template.EngineOpenAI).Local)
 	}
 }
+
+// TestTemplateFailureIsNotARefusal: a template that fails for a reason
+// of its own (not raise_exception) counts the prompt untemplated rather
+// than refusing a request the engine may well serve.
+func TestTemplateFailureIsNotARefusal(t *testing.T) {
+	m := testModel(t, `{{ messages[0].content.no_such_method() }}`)
+	body := `{"messages":[{"role":"user","content":"hello"}]}`
+	pp, err := prepare(t, m, []template.Engine{template.EngineLlamaCpp}, body)
+	if err != nil || pp.Unrendered == nil {
+		t.Fatalf("err %v, unrendered %v", err, pp.Unrendered)
+	}
+	if n := pp.Count().For(template.EngineLlamaCpp); n.Band.Lo != m.Counter.Count("hello") {
+		t.Errorf("count %+v, want the untemplated bounds", n)
+	}
+}

@@ -244,12 +244,14 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 	switch x.ep.name {
 	case openai.EndpointChat:
 		pp, err := m.acct.PrepareChat(m.engines, p, body)
-		if err != nil {
-			var re *template.RaiseError
-			if errors.As(err, &re) {
-				return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
-			}
-			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request could not be rendered with the model's chat template")
+		var re *template.RaiseError
+		if errors.As(err, &re) {
+			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
+		}
+		if pp.Unrendered != nil {
+			// The error may quote the prompt: only that it happened is
+			// logged.
+			x.g.log.Warn("chat template failed; prompt counted without it", "id", x.tx.ID, "model", m.cfg.Name)
 		}
 		return pp, nil
 	case openai.EndpointCompletions:
