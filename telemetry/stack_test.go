@@ -161,5 +161,9 @@ func (s *stack) chat(model string, stream bool, hdr ...string) (int, string) {
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("Custody-Verdict")
+	if v := resp.Header.Get("Custody-Verdict"); v != "pending" {
+		return resp.StatusCode, v
+	}
+	// A stream's verdict comes after its body, in the trailer.
+	return resp.StatusCode, resp.Trailer.Get("Custody-Verdict")
 }

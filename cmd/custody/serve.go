@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -531,27 +532,31 @@ func adminKey(dataDir string) (key, path string, err error) {
 	return key, path, nil
 }
 
-func printBanner(w io.Writer, cfg *config.Config, a *app) {
+// printBanner writes the start-up banner in one write, so a reader that
+// sees its first line sees all of it.
+func printBanner(out io.Writer, cfg *config.Config, a *app) {
+	var w bytes.Buffer
+	defer func() { out.Write(w.Bytes()) }()
 	addr := a.listener.Addr().String()
 	base := "http://" + addr
-	fmt.Fprintf(w, "custody %s: inference-integrity gateway\n", version)
-	fmt.Fprintf(w, "  listening   %s  (OpenAI-compatible: point your client's base URL at %s/v1)\n", base, base)
+	fmt.Fprintf(&w, "custody %s: inference-integrity gateway\n", version)
+	fmt.Fprintf(&w, "  listening   %s  (OpenAI-compatible: point your client's base URL at %s/v1)\n", base, base)
 	for _, p := range cfg.Providers {
 		if u, ok := a.simURLs[p.Name]; ok {
-			fmt.Fprintf(w, "  upstream    %s: built-in simulator at %s\n", p.Name, u)
+			fmt.Fprintf(&w, "  upstream    %s: built-in simulator at %s\n", p.Name, u)
 		} else {
-			fmt.Fprintf(w, "  upstream    %s: %s\n", p.Name, p.BaseURL)
+			fmt.Fprintf(&w, "  upstream    %s: %s\n", p.Name, p.BaseURL)
 		}
 	}
 	abs, _ := filepath.Abs(cfg.DataDir)
-	fmt.Fprintf(w, "  data        %s  (transparency log, index, keys)\n", abs)
-	fmt.Fprintf(w, "  log         %s/log/checkpoint  (verify with: custody audit --log %s/log)\n", base, base)
+	fmt.Fprintf(&w, "  data        %s  (transparency log, index, keys)\n", abs)
+	fmt.Fprintf(&w, "  log         %s/log/checkpoint  (verify with: custody audit --log %s/log)\n", base, base)
 	if a.adminKeyFile != "" {
-		fmt.Fprintf(w, "  admin key   in %s  (console: %s/ui/)\n", a.adminKeyFile, base)
+		fmt.Fprintf(&w, "  admin key   in %s  (console: %s/ui/)\n", a.adminKeyFile, base)
 	}
 	model := "sim-1"
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0].Name
 	}
-	fmt.Fprintf(w, "\ntry:\n  curl -si %s/v1/chat/completions -H 'Content-Type: application/json' \\\n    -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello, custody\"}]}'\n\n", base, model)
+	fmt.Fprintf(&w, "\ntry:\n  curl -si %s/v1/chat/completions -H 'Content-Type: application/json' \\\n    -d '{\"model\":%q,\"messages\":[{\"role\":\"user\",\"content\":\"Hello, custody\"}]}'\n\n", base, model)
 }
