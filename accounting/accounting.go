@@ -114,6 +114,7 @@ type rendering struct {
 	text    string
 	media   int
 	counter tokenize.Counter
+	prefix  int // tokens the engine adds before the text (a BOS)
 }
 
 // PrepareChat renders a chat request (p parsed from body) for each of
@@ -187,7 +188,11 @@ func (m *Model) render(e template.Engine, req *template.Request) ([]rendering, e
 			counters = []tokenize.Counter{m.LlamaCpp}
 		}
 		for _, c := range counters {
-			out = append(out, rendering{text: p.Text, media: p.Media, counter: c})
+			r := rendering{text: p.Text, media: p.Media, counter: c}
+			if c == m.LlamaCpp {
+				r.prefix = llamaPrefix(c, p.Text, m.Template.BOS())
+			}
+			out = append(out, r)
 		}
 	}
 	if len(out) == 0 {
@@ -207,6 +212,18 @@ func (pp *Prepared) Bytes(body []byte) int {
 		}
 	}
 	return n
+}
+
+// llamaPrefix is the BOS llama.cpp adds to a chat prompt: the one its
+// vocabulary asks for, unless the rendered prompt already starts with it
+// (the five templates of the corpus write their BOS; llama.cpp then does
+// not add a second).
+func llamaPrefix(c tokenize.Counter, text, bos string) int {
+	sp, ok := c.(interface{ SpecialPrefix() int })
+	if !ok || sp.SpecialPrefix() == 0 || bos != "" && strings.HasPrefix(text, bos) {
+		return 0
+	}
+	return sp.SpecialPrefix()
 }
 
 // PrepareText takes a completions prompt (perText) or an embeddings
@@ -276,6 +293,7 @@ func (pp *Prepared) Count() Counts {
 				n = r.counter.Count(r.text)
 				byText[r.text] = n
 			}
+			n += r.prefix
 			if lo < 0 || n < lo {
 				lo = n
 			}

@@ -187,3 +187,36 @@ func TestFixturesUntemplated(t *testing.T) {
 		})
 	}
 }
+
+// TestLlamaCppAddsTheBOSATemplateOmits: llama.cpp adds its vocabulary's
+// BOS to a prompt whose template does not write it, and only then.
+func TestLlamaCppAddsTheBOSATemplateOmits(t *testing.T) {
+	m := fixtureModel(t, "llama3")
+	body := `{"messages":[{"role":"user","content":"hello"}]}`
+	p, _ := openai.ParsePrompt(openai.EndpointChat, []byte(body))
+	for _, tc := range []struct {
+		src   string
+		extra int
+	}{
+		{`{% for m in messages %}{{ m.content }}{% endfor %}`, 1},
+		{`{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}`, 0},
+	} {
+		tmpl, err := template.Parse(tc.src, template.Special{BOS: "<|begin_of_text|>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Template = tmpl
+		pp, err := m.PrepareChat([]template.Engine{template.EngineLlamaCpp, template.EngineVLLM}, p, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := pp.Count()
+		text, _ := tmpl.Render(template.EngineLlamaCpp, []byte(body))
+		if got, want := c.For(template.EngineLlamaCpp).Local, m.LlamaCpp.Count(text.Text)+tc.extra; got != want {
+			t.Errorf("%s: llamacpp %d, want %d", tc.src, got, want)
+		}
+		if got, want := c.For(template.EngineVLLM).Local, m.Counter.Count(text.Text); got != want {
+			t.Errorf("%s: vllm %d, want %d (vLLM adds no special tokens to a chat prompt)", tc.src, got, want)
+		}
+	}
+}
