@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // hfMerges is tokenizer.json's model.merges, each merge either "a b" or
@@ -108,7 +109,8 @@ func (s *jsonScan) consume(c byte) bool {
 	return false
 }
 
-// str reads the string at s.i; an escape sends it through encoding/json.
+// str reads the string at s.i; an escape or invalid UTF-8 (which
+// encoding/json turns into U+FFFD) sends it through encoding/json.
 func (s *jsonScan) str() (string, error) {
 	start := s.i // the opening quote
 	escaped := false
@@ -119,8 +121,8 @@ func (s *jsonScan) str() (string, error) {
 			s.i++
 		case '"':
 			s.i++
-			if !escaped {
-				return string(s.data[start+1 : s.i-1]), nil
+			if raw := s.data[start+1 : s.i-1]; !escaped && utf8.Valid(raw) {
+				return string(raw), nil
 			}
 			var out string
 			if err := json.Unmarshal(s.data[start:s.i], &out); err != nil {
