@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -33,16 +32,16 @@ type bpeModel struct {
 }
 
 type hfModel struct {
-	Type                    string            `json:"type"`
-	Dropout                 *float64          `json:"dropout"`
-	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-	ByteFallback            bool              `json:"byte_fallback"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	UnkToken                *string           `json:"unk_token"`
-	FuseUnk                 bool              `json:"fuse_unk"`
-	Vocab                   json.RawMessage   `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
+	Type                    string          `json:"type"`
+	Dropout                 *float64        `json:"dropout"`
+	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	UnkToken                *string         `json:"unk_token"`
+	FuseUnk                 bool            `json:"fuse_unk"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  hfMerges        `json:"merges"`
 }
 
 // newBPEModel builds the model; byteLevel says the pre-tokenizer ends with
@@ -173,45 +172,21 @@ func (b *bpeModel) setCharVocab(vocab map[string]int64) error {
 
 // setMerges builds the pair table as the tokenizers library does: rank is
 // the merge's index in the list, and a later duplicate pair wins.
-func (b *bpeModel) setMerges(vocab map[string]int64, merges []json.RawMessage) error {
+func (b *bpeModel) setMerges(vocab map[string]int64, merges hfMerges) error {
 	if len(merges) > math.MaxInt32 {
 		return fmt.Errorf("too many merges")
 	}
 	b.merges = make(map[uint64]uint64, len(merges))
-	for rank, raw := range merges {
-		x, y, err := parseMerge(raw)
-		if err != nil {
-			return fmt.Errorf("merge %d: %w", rank, err)
-		}
-		idx, okx := vocab[x]
-		idy, oky := vocab[y]
-		idxy, okxy := vocab[x+y]
+	for rank, m := range merges {
+		idx, okx := vocab[m.a]
+		idy, oky := vocab[m.b]
+		idxy, okxy := vocab[m.a+m.b]
 		if !okx || !oky || !okxy {
-			return fmt.Errorf("merge %d (%q %q): token not in vocab", rank, x, y)
+			return fmt.Errorf("merge %d (%q %q): token not in vocab", rank, m.a, m.b)
 		}
 		b.merges[uint64(idx)<<32|uint64(idy)] = uint64(rank)<<32 | uint64(idxy)
 	}
 	return nil
-}
-
-// parseMerge reads a merge in either form: "a b" or ["a", "b"].
-func parseMerge(raw json.RawMessage) (string, string, error) {
-	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		a, b, ok := strings.Cut(s, " ")
-		if !ok || strings.Contains(b, " ") {
-			return "", "", fmt.Errorf("merge %q is not two tokens", s)
-		}
-		return a, b, nil
-	}
-	var pair []string
-	if err := json.Unmarshal(raw, &pair); err != nil {
-		return "", "", fmt.Errorf("merge is neither a string nor a pair: %w", err)
-	}
-	if len(pair) != 2 {
-		return "", "", fmt.Errorf("merge has %d tokens, not 2", len(pair))
-	}
-	return pair[0], pair[1], nil
 }
 
 // hfScratch is the reusable memory of bpeModel.count.
