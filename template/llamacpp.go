@@ -64,24 +64,18 @@ func (t *Template) llamaMessage(m jinja.Value) jinja.Value {
 		d.Set("role", jinja.NewString("system"))
 	}
 	d.Set("content", joinText(get(m, "content")))
-	if calls := get(m, "tool_calls"); calls.IsList() {
-		var list []jinja.Value
-		for _, tc := range calls.AsList().Items {
-			fn := get(tc, "function")
-			args := get(fn, "arguments")
-			if t.objectArgs && args.IsString() {
-				if parsed, err := decode([]byte(args.AsString())); err == nil {
-					args = parsed
-				}
-			}
-			call := dict("type", "function", "function", dict("name", get(fn, "name"), "arguments", args))
-			if id := get(tc, "id"); id.IsString() {
-				call.AsDict().Set("id", id)
-			}
-			list = append(list, call)
+	mapToolCalls(d, func(tc jinja.Value) jinja.Value {
+		fn := get(tc, "function")
+		args := get(fn, "arguments")
+		if t.objectArgs {
+			args = parsedArguments(args, false)
 		}
-		d.Set("tool_calls", jinja.NewList(list))
-	}
+		call := dict("type", "function", "function", dict("name", get(fn, "name"), "arguments", args))
+		if id := get(tc, "id"); id.IsString() {
+			call.AsDict().Set("id", id)
+		}
+		return call
+	})
 	if r := get(m, "reasoning_content"); !r.IsString() || r.AsString() == "" {
 		if d.Has("reasoning_content") {
 			out = without(out, "reasoning_content")

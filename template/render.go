@@ -164,3 +164,31 @@ func (t *Template) vars(c *chat, messages []jinja.Value, tools jinja.Value, genP
 	}
 	return v
 }
+
+// mapToolCalls replaces a message's tool_calls, if it has a list of
+// them, by f of each.
+func mapToolCalls(msg *jinja.Dict, f func(call jinja.Value) jinja.Value) {
+	calls, ok := msg.Get("tool_calls")
+	if !ok || !calls.IsList() {
+		return
+	}
+	out := make([]jinja.Value, len(calls.AsList().Items))
+	for i, tc := range calls.AsList().Items {
+		out[i] = f(tc)
+	}
+	msg.Set("tool_calls", jinja.NewList(out))
+}
+
+// parsedArguments is a tool call's JSON-string arguments parsed, as
+// engines parse them for templates that print objects (only into an
+// object, with objectsOnly, as vLLM does); anything else is itself.
+func parsedArguments(args jinja.Value, objectsOnly bool) jinja.Value {
+	if !args.IsString() {
+		return args
+	}
+	parsed, err := decode([]byte(args.AsString()))
+	if err != nil || objectsOnly && !parsed.IsDict() {
+		return args
+	}
+	return parsed
+}

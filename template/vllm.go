@@ -37,21 +37,14 @@ func (t *Template) vllmMessage(m jinja.Value) jinja.Value {
 	} else {
 		d.Set("content", joinText(get(m, "content")))
 	}
-	if calls := get(m, "tool_calls"); calls.IsList() {
-		var list []jinja.Value
-		for _, tc := range calls.AsList().Items {
-			call := clone(tc)
-			fn := clone(get(tc, "function"))
-			if args := get(fn, "arguments"); args.IsString() {
-				if parsed, err := decode([]byte(args.AsString())); err == nil && parsed.IsDict() {
-					fn.AsDict().Set("arguments", parsed)
-				}
-			}
-			call.AsDict().Set("function", fn)
-			list = append(list, call)
+	mapToolCalls(d, func(tc jinja.Value) jinja.Value {
+		call, fn := clone(tc), clone(get(tc, "function"))
+		if args, ok := fn.AsDict().Get("arguments"); ok {
+			fn.AsDict().Set("arguments", parsedArguments(args, true))
 		}
-		d.Set("tool_calls", jinja.NewList(list))
-	}
+		call.AsDict().Set("function", fn)
+		return call
+	})
 	return out
 }
 
