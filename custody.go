@@ -11,7 +11,10 @@
 // This package imports only the standard library.
 package custody
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Verdict is what custody concluded about a transaction.
 type Verdict string
@@ -147,6 +150,24 @@ func (t *Transaction) Pass(check string, detail string) {
 // Skip records a check that could not run; detail says why.
 func (t *Transaction) Skip(check string, detail string) {
 	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusSkipped, Detail: detail})
+}
+
+// Codes are the transaction's own code and those of its failed or
+// flagged outcomes, each once, sorted: what the index finds it by, the
+// trace's custody.check_codes and the codes custody_check_failures_total
+// counts.
+func (t *Transaction) Codes() []Code {
+	var cs []Code
+	if t.Code != "" {
+		cs = append(cs, t.Code)
+	}
+	for _, o := range t.Outcomes {
+		if (o.Status == StatusFailed || o.Status == StatusFlagged) && o.Code != "" {
+			cs = append(cs, o.Code)
+		}
+	}
+	slices.Sort(cs)
+	return slices.Compact(cs)
 }
 
 // ChecksHeader is the value of Custody-Checks, e.g.

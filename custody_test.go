@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,5 +87,18 @@ func TestErrorIs(t *testing.T) {
 	}
 	if Code("no_such_code").Status() != http.StatusInternalServerError {
 		t.Error("an unknown code is not a 500")
+	}
+}
+
+func TestCodes(t *testing.T) {
+	tx := &Transaction{}
+	tx.Pass(CheckModel, "")
+	tx.Flag(CheckContamination, CodeCrossRequestContamination, "")
+	tx.Fail(CheckReplay, CodeResponseReplayed, "")
+	tx.Fail(CheckStream, CodeResponseReplayed, "")
+	tx.Code = CodeFallbackNotPermitted // a refusal of no check's
+	want := []Code{CodeCrossRequestContamination, CodeFallbackNotPermitted, CodeResponseReplayed}
+	if got := tx.Codes(); !slices.Equal(got, want) {
+		t.Errorf("Codes %v, want %v", got, want)
 	}
 }

@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -18,22 +17,9 @@ type Record struct {
 	LeafIndex int64  // index in that shard's log; -1 if not (yet) known
 }
 
-// Codes returns the codes a record is found by in a Query on Code: the
-// code of every failed or flagged outcome and the transaction's own Code,
-// each once, sorted.
-func Codes(t *custody.Transaction) []custody.Code {
-	var cs []custody.Code
-	if t.Code != "" {
-		cs = append(cs, t.Code)
-	}
-	for _, o := range t.Outcomes {
-		if (o.Status == custody.StatusFailed || o.Status == custody.StatusFlagged) && o.Code != "" {
-			cs = append(cs, o.Code)
-		}
-	}
-	slices.Sort(cs)
-	return slices.Compact(cs)
-}
+// Codes returns the codes a record is found by in a Query on Code:
+// Transaction.Codes.
+func Codes(t *custody.Transaction) []custody.Code { return t.Codes() }
 
 // Terms are what a record is found by in a Query on Code or Model, each
 // once: CodeTerm of every code in Codes, and ModelTerm of the requested

@@ -68,10 +68,10 @@ func (m *Metrics) Transaction(tx *custody.Transaction) {
 		model = "unknown"
 	}
 	m.requests.WithLabelValues(model, tx.Provider, string(tx.Verdict)).Inc()
-	for _, o := range tx.Outcomes {
-		if o.Status == custody.StatusFailed || o.Status == custody.StatusFlagged {
-			m.checkFailures.WithLabelValues(string(o.Code)).Inc()
-		}
+	// Every code, the refusals that are no check's (fallback_not_permitted,
+	// ledger_unavailable, …) too, once per transaction.
+	for _, c := range tx.Codes() {
+		m.checkFailures.WithLabelValues(string(c)).Inc()
 	}
 	if n := len(tx.FallbackChain); n > 1 && tx.Status == http.StatusOK {
 		m.fallbacks.WithLabelValues(model, tx.FallbackChain[0], tx.FallbackChain[n-1]).Inc()

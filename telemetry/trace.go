@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -181,20 +180,13 @@ func transactionAttributes(tx *custody.Transaction) []attribute.KeyValue {
 	return as
 }
 
-// checkCodes are the transaction's code and those of its failed or
-// flagged checks, each once, sorted.
+// checkCodes are Transaction.Codes as strings.
 func checkCodes(tx *custody.Transaction) []string {
 	cs := []string{}
-	if tx.Code != "" {
-		cs = append(cs, string(tx.Code))
+	for _, c := range tx.Codes() {
+		cs = append(cs, string(c))
 	}
-	for _, o := range tx.Outcomes {
-		if (o.Status == custody.StatusFailed || o.Status == custody.StatusFlagged) && o.Code != "" {
-			cs = append(cs, string(o.Code))
-		}
-	}
-	slices.Sort(cs)
-	return slices.Compact(cs)
+	return cs
 }
 
 // operation is the gen_ai.operation.name of a custody endpoint.
