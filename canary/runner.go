@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	counter := cfg.Counter
 	if counter == nil {
-		if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+		if counter, err = tokenize.Default(); err != nil {
 			return nil, fmt.Errorf("canary: %w", err)
 		}
 	}

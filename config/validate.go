@@ -82,7 +82,7 @@ func (c *Config) applyDefaults() {
 	for i := range c.Models {
 		m := &c.Models[i]
 		if m.Tokenizer == "" {
-			m.Tokenizer = "o200k_base"
+			m.Tokenizer = "o200k_base" // tokenize.DefaultName
 		}
 		if m.ChatTemplate == "" {
 			m.ChatTemplate = "auto"

@@ -63,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	counter := cfg.Counter
 	if counter == nil {
-		if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+		if counter, err = tokenize.Default(); err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 	}

@@ -52,6 +52,14 @@ type UpperBound interface {
 	UpperBound() bool
 }
 
+// DefaultName is the tokenizer of a model that names none, and of the
+// simulator and canaries when they are given no counter.
+const DefaultName = "o200k_base"
+
+// Default returns the DefaultName counter (its tables are parsed once and
+// shared).
+func Default() (Counter, error) { return Lookup(DefaultName) }
+
 // Lookup returns the counter named by spec.
 func Lookup(spec string) (Counter, error) {
 	switch {

@@ -458,7 +458,7 @@ func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, e
 		} else if p.Kind == config.KindSim {
 			if counter == nil {
 				var err error
-				if counter, err = tokenize.Lookup("o200k_base"); err != nil {
+				if counter, err = tokenize.Default(); err != nil {
 					return nil, err
 				}
 			}
