@@ -281,7 +281,7 @@ func (pp *Prepared) Count() Counts {
 	c.byEngine = map[template.Engine]Count{}
 	counted := map[tokenize.Counter]map[string]int{}
 	for e, rs := range pp.renders {
-		lo, hi := -1, -1
+		lo, hi, bandLo := -1, -1, -1
 		for _, r := range rs {
 			byText := counted[r.counter]
 			if byText == nil {
@@ -294,17 +294,65 @@ func (pp *Prepared) Count() Counts {
 				byText[r.text] = n
 			}
 			n += r.prefix
+			// A text past tokenize.MaxPiece is counted in chunks: the
+			// engine's count may be that far off.
+			cs := tokenize.ChunkSlack(len(r.text))
 			if lo < 0 || n < lo {
 				lo = n
 			}
-			hi = max(hi, n+r.media*MaxMediaTokens)
+			if bandLo < 0 || n-cs < bandLo {
+				bandLo = max(n-cs, 0)
+			}
+			hi = max(hi, n+cs+r.media*MaxMediaTokens)
 		}
 		if e == template.EngineAuto && m.Template.BOS() == "" {
 			hi++ // an engine may add a BOS the template does not write
 		}
-		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: lo, Hi: hi + RenderedSlack}}
+		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: bandLo, Hi: hi + RenderedSlack}}
 	}
 	return c
+}
+
+// Exceeds reports whether every count the prompt may have is above
+// limit, counting no further than deciding that takes (a 32 MiB prompt
+// is refused after its first limit tokens): what the capacity preflight
+// refuses on, before forwarding. least is the least count found: exact
+// when it is at most limit, else a count above it.
+func (pp *Prepared) Exceeds(limit int) (least int, over bool) {
+	m, p := pp.m, pp.prompt
+	least = -1
+	note := func(n int) {
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	if len(p.Messages) == 0 || len(pp.renders) == 0 || pp.untemplated {
+		n := p.PreTokenized
+		if len(p.Messages) > 0 {
+			n += tokenize.ReplyPriming
+		}
+		for _, msg := range p.Messages {
+			n += tokenize.TokensPerMessage + m.Counter.Count(msg.Role)
+			c, _ := tokenize.CountUpTo(m.Counter, msg.Content, max(limit-n, 0))
+			if n += c; n > limit {
+				break
+			}
+		}
+		for _, t := range p.Texts {
+			c, _ := tokenize.CountUpTo(m.Counter, t, max(limit-n, 0))
+			if n += c; n > limit {
+				break
+			}
+		}
+		note(n)
+	}
+	for _, rs := range pp.renders {
+		for _, r := range rs {
+			n, _ := tokenize.CountUpTo(r.counter, r.text, max(limit-r.prefix, 0))
+			note(n + r.prefix)
+		}
+	}
+	return least, least > limit
 }
 
 // untemplated bounds a chat prompt whose rendering custody cannot see.
@@ -350,7 +398,8 @@ func (m *Model) untemplated(p *openai.Prompt) Count {
 		// bound (see check.PromptBand).
 		lo /= 32
 	}
-	return Count{Local: framed, Band: check.Band{Lo: lo, Hi: hi}}
+	cs := tokenize.ChunkSlack(p.Len())
+	return Count{Local: framed, Band: check.Band{Lo: max(lo-cs, 0), Hi: hi + cs}}
 }
 
 // text counts a completions prompt or an embeddings input: its texts and
@@ -364,7 +413,9 @@ func (m *Model) text(p *openai.Prompt, perText bool) Count {
 	if perText {
 		per = m.Slack.PerMessage
 	}
-	return Count{Local: n, Band: check.PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)}
+	b := check.PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)
+	cs := tokenize.ChunkSlack(p.Len())
+	return Count{Local: n, Band: check.Band{Lo: max(b.Lo-cs, 0), Hi: b.Hi + cs}}
 }
 
 // withoutThinking removes <think>…</think> blocks (and a leading

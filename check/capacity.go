@@ -16,11 +16,12 @@ func MustCount(promptLen, capacity int) bool { return promptLen > capacity }
 // Capacity fails when the locally counted prompt exceeds the model's
 // verified capacity: such a prompt is never forwarded, because a serving
 // stage may truncate it or replace it with a placeholder and still
-// answer 200.
+// answer 200. local may be a count stopped once past capacity: the
+// prompt has at least that many tokens.
 func Capacity(local, capacity int) error {
 	if local > capacity {
 		return custody.Errorf(custody.CodeContextLengthExceeded,
-			"this model's verified capacity is %d tokens; the prompt has %d", capacity, local)
+			"this model's verified capacity is %d tokens; the prompt has at least %d", capacity, local)
 	}
 	return nil
 }

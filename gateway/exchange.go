@@ -165,11 +165,12 @@ func (x *exchange) run() error {
 	if err != nil {
 		return err
 	}
-	x.prompt = x.startPromptWork(prompt, prepared)
 	if check.MustCount(prepared.Bytes(body), m.capacity) {
-		// Only a prompt whose bytes could exceed capacity waits for its
-		// count; it is never forwarded if it does.
-		if err := check.Capacity(x.prompt.wait().counts.Least(), m.capacity); err != nil {
+		// Only a prompt whose bytes could exceed capacity is counted
+		// before forwarding, and no further than deciding takes; it is
+		// never forwarded if it exceeds.
+		least, _ := prepared.Exceeds(m.capacity)
+		if err := check.Capacity(least, m.capacity); err != nil {
 			tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
 			return err
 		}
@@ -177,6 +178,7 @@ func (x *exchange) run() error {
 	} else {
 		tx.Pass(custody.CheckCapacity, "bytes under capacity")
 	}
+	x.prompt = x.startPromptWork(prompt, prepared)
 	return x.forward()
 }
 
@@ -195,7 +197,7 @@ func (x *exchange) readBody() ([]byte, error) {
 	g := x.g
 	rc := http.NewResponseController(x.w)
 	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes))
+	body, err := readAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes), x.r.ContentLength, g.cfg.Limits.MaxBodyBytes)
 	if err == nil {
 		rc.SetReadDeadline(time.Time{})
 		return body, nil
@@ -212,6 +214,30 @@ func (x *exchange) readBody() ([]byte, error) {
 		return nil, custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)
 	}
 	return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body could not be read")
+}
+
+// readAll reads r whole into one buffer of the announced length where
+// the client announced one within the limit (io.ReadAll's doubling would
+// hold up to twice a large body at once), growing past it if the
+// announcement was short.
+func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
+	if announced <= 0 || announced > limit {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, announced+1) // +1: reading EOF needs no growth
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // choosePolicy applies the tenant's default policy or the one its

@@ -61,9 +61,9 @@ func ParsePrompt(endpoint string, body []byte) (*Prompt, error) {
 	case EndpointChat:
 		var req struct {
 			Messages []struct {
-				Role      string          `json:"role"`
-				Name      string          `json:"name"`
-				Content   json.RawMessage `json:"content"`
+				Role      string  `json:"role"`
+				Name      string  `json:"name"`
+				Content   content `json:"content"`
 				ToolCalls []struct {
 					Function struct {
 						Name      string `json:"name"`
@@ -81,17 +81,17 @@ func ParsePrompt(endpoint string, body []byte) (*Prompt, error) {
 		}
 		p.Messages = make([]Message, len(req.Messages))
 		for i, m := range req.Messages {
-			content, media, err := contentText(m.Content)
-			if err != nil {
-				return nil, badf("messages[%d].content: %s", i, err)
+			c := m.Content
+			if c.err != nil {
+				return nil, badf("messages[%d].content: %s", i, c.err)
 			}
-			p.Media += media
+			p.Media += c.media
 			var calls strings.Builder
 			for _, tc := range m.ToolCalls {
 				calls.WriteString(tc.Function.Name)
 				calls.WriteString(tc.Function.Arguments)
 			}
-			p.Messages[i] = Message{Role: m.Role, Name: m.Name, Content: content,
+			p.Messages[i] = Message{Role: m.Role, Name: m.Name, Content: c.text,
 				ToolCalls: calls.String(), Calls: len(m.ToolCalls)}
 		}
 		if len(req.Tools) > 0 && string(req.Tools) != "null" {
@@ -152,6 +152,20 @@ func (p *Prompt) addTexts(raw json.RawMessage) error {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// content decodes a message's content where it stands in the body: a
+// json.RawMessage would copy it first, and a prompt's content can be
+// tens of megabytes.
+type content struct {
+	text  string
+	media int
+	err   error
+}
+
+func (c *content) UnmarshalJSON(raw []byte) error {
+	c.text, c.media, c.err = contentText(raw)
+	return nil
+}
 
 // contentText returns the text of a message content (a string, null, or
 // an array of parts whose text parts are joined with "\n", as llama.cpp

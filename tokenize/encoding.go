@@ -65,16 +65,30 @@ func (e *Encoding) Name() string { return e.name }
 
 // Count returns the number of tokens of text.
 func (e *Encoding) Count(text string) int {
+	n, _ := e.count(text, -1)
+	return n
+}
+
+// CountUpTo is Count, stopping once the count passes limit.
+func (e *Encoding) CountUpTo(text string, limit int) (int, bool) { return e.count(text, limit) }
+
+func (e *Encoding) count(text string, limit int) (int, bool) {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
 	}
 	n := 0
 	for i := 0; i < len(text); {
 		j := e.pattern.next(text, i)
-		n += e.pieceCount(text[i:j])
+		eachChunk(text[i:j], func(c string) bool {
+			n += e.pieceCount(c)
+			return limit < 0 || n <= limit
+		})
+		if limit >= 0 && n > limit {
+			return n, true
+		}
 		i = j
 	}
-	return n
+	return n, false
 }
 
 func (e *Encoding) pieceCount(piece string) int {

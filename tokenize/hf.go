@@ -196,11 +196,18 @@ func (t *HFTokenizer) SpecialPrefix() int { return t.prefix }
 
 // Count returns the number of tokens of text, added tokens in it included
 // and no BOS or EOS added. Invalid UTF-8 is treated as in Encoding.Count.
-func (t *HFTokenizer) Count(text string) int { return t.encode(text, nil) }
+func (t *HFTokenizer) Count(text string) int { return t.encode(text, nil, -1) }
+
+// CountUpTo is Count, stopping once the count passes limit.
+func (t *HFTokenizer) CountUpTo(text string, limit int) (int, bool) {
+	n := t.encode(text, nil, limit)
+	return n, n > limit
+}
 
 // encode counts the tokens of text and, unless ids is nil, appends their
-// ids to *ids.
-func (t *HFTokenizer) encode(text string, ids *[]uint32) int {
+// ids to *ids. With limit >= 0 it stops merging once the count passes
+// limit (the count returned is then some count above it).
+func (t *HFTokenizer) encode(text string, ids *[]uint32, limit int) int {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
 	}
@@ -210,7 +217,15 @@ func (t *HFTokenizer) encode(text string, ids *[]uint32) int {
 	if ids != nil {
 		special = func(id uint32) { *ids = append(*ids, id) }
 	}
-	word := func(piece string, _ bool) { n += t.model.count(piece, sc, ids) }
+	word := func(piece string, _ bool) {
+		if limit >= 0 && n > limit {
+			return
+		}
+		eachChunk(piece, func(c string) bool {
+			n += t.model.count(c, sc, ids)
+			return limit < 0 || n <= limit
+		})
+	}
 	n += t.rawAdded.split(text, func(seg string, first bool) {
 		for _, f := range t.normalizers {
 			seg = f.normalize(seg) // returns seg itself when there is nothing to do

@@ -35,7 +35,7 @@ func realTokenizer(t testing.TB, family string) *HFTokenizer {
 // ids is Count's tokenization as token ids, for tests.
 func (t *HFTokenizer) ids(text string) []int {
 	var ids []uint32
-	t.encode(text, &ids)
+	t.encode(text, &ids, -1)
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		out[i] = int(id)
