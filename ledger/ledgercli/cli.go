@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -44,9 +44,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // verifierFor returns the pinned key, or else the key the log publishes,
 // with a warning: a key fetched from the log proves only that the log is
 // self-consistent.
-func verifierFor(ctx context.Context, key string, src ledger.LogSource, stderr io.Writer) (note.Verifier, error) {
+func verifierFor(ctx context.Context, key string, src verify.LogSource, stderr io.Writer) (note.Verifier, error) {
 	if key != "" {
-		return ledger.ParseVerifier(key)
+		return verify.ParseVerifier(key)
 	}
 	if src == nil {
 		return nil, errors.New("no key: pass --key (the log's verifier key, pinned out of band) or --log")
@@ -56,7 +56,7 @@ func verifierFor(ctx context.Context, key string, src ledger.LogSource, stderr i
 		return nil, fmt.Errorf("no --key, and the log publishes none: %w", err)
 	}
 	fmt.Fprintf(stderr, "warning: no --key given; trusting the key the log publishes (%s). Pin it with --key.\n", k)
-	return ledger.ParseVerifier(k)
+	return verify.ParseVerifier(k)
 }
 
 // Verify is `custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key K] RECEIPT`.
@@ -97,9 +97,9 @@ func Verify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 	}
-	var src ledger.LogSource
+	var src verify.LogSource
 	if *logLoc != "" {
-		if src, err = ledger.OpenSource(*logLoc); err != nil {
+		if src, err = verify.OpenSource(*logLoc); err != nil {
 			fmt.Fprintf(stderr, "custody verify: %v\n", err)
 			return ExitUsage
 		}
@@ -112,12 +112,12 @@ func Verify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitInvalid
 	}
-	r, err := ledger.ParseReceipt(raw)
+	r, err := verify.ParseReceipt(raw)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody verify: invalid: %v\n", err)
 		return ExitInvalid
 	}
-	if err := ledger.VerifyReceipt(ctx, src, v, r, request, response); err != nil {
+	if err := verify.VerifyReceipt(ctx, src, v, r, request, response); err != nil {
 		fmt.Fprintf(stderr, "custody verify: %v\n", err)
 		return ExitInvalid
 	}
@@ -160,7 +160,7 @@ func Audit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	src, err := ledger.OpenSource(*logLoc)
+	src, err := verify.OpenSource(*logLoc)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: %v\n", err)
 		return ExitUsage
@@ -173,7 +173,7 @@ func Audit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitInvalid
 	}
-	rep, err := ledger.Audit(ctx, src, v, *state)
+	rep, err := verify.Audit(ctx, src, v, *state)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: %v\n", err)
 		return ExitInvalid

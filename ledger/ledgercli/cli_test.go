@@ -13,6 +13,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // fixture is a closed ledger with three transactions, their receipt
@@ -29,13 +30,13 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last *ledger.Receipt
+	var last *verify.Receipt
 	req, resp := []byte(`{"model":"m","messages":[]}`), []byte("data: {}\n\ndata: [DONE]\n\n")
 	for i := range 3 {
 		id := fmt.Sprintf("req-%d", i)
 		rs, ps := l.Salts(id)
 		tx := &custody.Transaction{ID: id, Tenant: "acme", Time: time.Now(), Stream: true,
-			RequestCommitment: ledger.Commit(rs, req), ResponseCommitment: ledger.Commit(ps, resp)}
+			RequestCommitment: verify.Commit(rs, req), ResponseCommitment: verify.Commit(ps, resp)}
 		if last, err = l.Append(ctx, tx); err != nil {
 			t.Fatal(err)
 		}

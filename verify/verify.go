@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"bytes"
@@ -62,10 +62,10 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 	if r.Origin != verifier.Name() {
 		return invalid("receipt is for log %q, the key is for %q", r.Origin, verifier.Name())
 	}
-	if r.KeyID != keyID(verifier.Name(), verifier.KeyHash()) {
-		return invalid("receipt names key %s, the pinned key is %s", r.KeyID, keyID(verifier.Name(), verifier.KeyHash()))
+	if r.KeyID != KeyID(verifier) {
+		return invalid("receipt names key %s, the pinned key is %s", r.KeyID, KeyID(verifier))
 	}
-	if !verifyLeafSignature(verifier, r.Leaf, r.Signature) {
+	if !verifier.Verify(SignedMessage(r.Leaf), r.Signature) {
 		return invalid("bad signature on the leaf")
 	}
 	tx, err := DecodeLeaf(r.Leaf)
