@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/custody-gateway/custody/verify"
@@ -120,4 +122,41 @@ func TestReceiptRefusals(t *testing.T) {
 			t.Fatalf("verify.VerifyReceipt = %v, want verify.ErrInvalid", err)
 		}
 	})
+}
+
+// TestShortTileRefused: a log that serves a tile shorter than the tree
+// needs is refused (not a panic), whichever tile the proof goes through.
+func TestShortTileRefused(t *testing.T) {
+	ctx := context.Background()
+	dir, l, rs := closedLog(t, 300)
+	for _, f := range []string{"tile/0/000", "tile/0/001.p/44", "tile/1/000.p/1"} {
+		t.Run(f, func(t *testing.T) {
+			short := t.TempDir()
+			copyDir(t, filepath.Join(dir, verify.LogDir), short)
+			p := filepath.Join(short, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b[:len(b)-32], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := verify.OpenSource(short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused := false
+			for _, i := range []int{0, 255, 299} {
+				if err := verify.VerifyReceipt(ctx, src, l.Verifier(), rs[i], nil, nil); err != nil {
+					if !errors.Is(err, verify.ErrInvalid) {
+						t.Fatalf("receipt %d: %v, want ErrInvalid", i, err)
+					}
+					refused = true
+				}
+			}
+			if !refused {
+				t.Fatal("every receipt verifies against a short tile")
+			}
+		})
+	}
 }
