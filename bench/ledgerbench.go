@@ -14,6 +14,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 	"github.com/transparency-dev/tessera"
 	"github.com/transparency-dev/tessera/storage/posix"
 	"golang.org/x/mod/sumdb/note"
@@ -43,7 +44,7 @@ func sampleTx(l *ledger.Log, id string) *custody.Transaction {
 		UpstreamModel: "sim-1", ResponseModel: "sim-1", Fingerprint: "fp_sim", ResponseID: "chatcmpl-0123456789abcdef",
 		FallbackChain: []string{"sim"}, Policy: "default", Decision: "sim", Verdict: custody.Verified, Status: 200,
 		PromptTokensLocal: 40, PromptTokensReported: 41, CompletionTokens: 16,
-		RequestCommitment: ledger.Commit(rs, chatBody), ResponseCommitment: ledger.Commit(ps, chatBody),
+		RequestCommitment: verify.Commit(rs, chatBody), ResponseCommitment: verify.Commit(ps, chatBody),
 		Duration: 1500 * time.Microsecond,
 	}
 	for _, c := range []string{custody.CheckCapacity, custody.CheckPromptTokens, custody.CheckModel,
@@ -163,7 +164,7 @@ func runAudit(ctx context.Context, n int, log io.Writer) (ledgerResult, error) {
 		FallbackChain: []string{"sim"}, Policy: "default", Decision: "sim", Verdict: custody.Verified, Status: 200,
 		PromptTokensLocal: 40, PromptTokensReported: 41, CompletionTokens: 16,
 		RequestCommitment: make([]byte, 32), ResponseCommitment: make([]byte, 32)}
-	tmpl, err := ledger.EncodeLeaf(tx)
+	tmpl, err := verify.EncodeLeaf(tx)
 	if err != nil {
 		return r, err
 	}
@@ -187,12 +188,12 @@ func runAudit(ctx context.Context, n int, log io.Writer) (ledgerResult, error) {
 	}
 	r.BuildTime = time.Since(start)
 	fmt.Fprintf(log, "audit: wrote %d leaves in %v\n", n, r.BuildTime.Round(time.Millisecond))
-	src, err := ledger.OpenSource(dir)
+	src, err := verify.OpenSource(dir)
 	if err != nil {
 		return r, err
 	}
 	start = time.Now()
-	rep, err := ledger.Audit(ctx, src, verifier, "")
+	rep, err := verify.Audit(ctx, src, verifier, "")
 	if err != nil {
 		return r, fmt.Errorf("audit: %w", err)
 	}

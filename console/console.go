@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // Prefix is where the console is mounted.
@@ -77,7 +77,7 @@ type Config struct {
 type Log interface {
 	Origin() string
 	Size() uint64
-	Receipt(ctx context.Context, index uint64, requestID string) (*ledger.Receipt, error)
+	Receipt(ctx context.Context, index uint64, requestID string) (*verify.Receipt, error)
 }
 
 // RouteHealth is a canary probe's latest result on one route.

@@ -22,6 +22,7 @@ import (
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
+	"github.com/custody-gateway/custody/verify"
 )
 
 const (
@@ -122,7 +123,7 @@ func newEnv(t *testing.T, tls bool) *env {
 		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: p.BaseURL, Timeout: p.Timeout,
 			RequestIDEcho: p.RequestIDEcho, BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
 	}
-	src, err := ledger.OpenSource(filepath.Join(dir, "ledger"))
+	src, err := verify.OpenSource(filepath.Join(dir, "ledger"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // VerifyFunc checks a receipt (its JSON) and, when not nil, the request
@@ -45,26 +45,26 @@ func (r *Report) OK() bool {
 	return len(r.Steps) > 0
 }
 
-// LedgerVerifier checks receipts with ledger.VerifyReceipt under the
+// LedgerVerifier checks receipts with verify.VerifyReceipt under the
 // pinned verifier key, and proves inclusion from src when it is not nil
-// (the replica's own log: ledger.OpenSource of its ledger directory or
+// (the replica's own log: verify.OpenSource of its ledger directory or
 // of its /log/ URL).
-func LedgerVerifier(src ledger.LogSource, verifier note.Verifier) VerifyFunc {
+func LedgerVerifier(src verify.LogSource, verifier note.Verifier) VerifyFunc {
 	return func(ctx context.Context, receipt, request, response []byte) (*Report, error) {
-		r, err := ledger.ParseReceipt(receipt)
+		r, err := verify.ParseReceipt(receipt)
 		if err != nil {
 			return nil, fmt.Errorf("not a custody receipt: %w", err)
 		}
 		rep := &Report{RequestID: r.RequestID, Origin: r.Origin, KeyID: r.KeyID, Index: r.Index}
-		if tx, err := ledger.DecodeLeaf(r.Leaf); err == nil {
+		if tx, err := verify.DecodeLeaf(r.Leaf); err == nil {
 			rep.Leaf = tx
 		}
-		step := func(name, okDetail string, src ledger.LogSource, req, resp []byte) {
-			err := ledger.VerifyReceipt(ctx, src, verifier, r, req, resp)
+		step := func(name, okDetail string, src verify.LogSource, req, resp []byte) {
+			err := verify.VerifyReceipt(ctx, src, verifier, r, req, resp)
 			s := Step{Name: name, OK: err == nil, Detail: okDetail}
 			switch {
 			case err == nil:
-			case errors.Is(err, ledger.ErrInvalid):
+			case errors.Is(err, verify.ErrInvalid):
 				s.Detail = err.Error()
 			default:
 				s.Detail = "the log could not be read: " + err.Error()

@@ -10,6 +10,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // LedgerRecorder records each transaction in the transparency log,
@@ -221,7 +222,7 @@ func (r *LedgerRecorder) reconcile(ctx context.Context, from int64) error {
 		if err != nil {
 			return err
 		}
-		tx, err := ledger.DecodeLeaf(e.Leaf)
+		tx, err := verify.DecodeLeaf(e.Leaf)
 		if err != nil {
 			return err
 		}

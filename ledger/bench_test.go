@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/verify"
 	"github.com/transparency-dev/tessera"
 	"github.com/transparency-dev/tessera/storage/posix"
 	"golang.org/x/mod/sumdb/note"
@@ -185,7 +186,7 @@ func writeBigLog(b *testing.B, n int) (string, note.Verifier) {
 		b.Fatal(err)
 	}
 	tx := &custody.Transaction{}
-	tmpl, err := EncodeLeaf(sampleTxWithSalts(tx))
+	tmpl, err := verify.EncodeLeaf(sampleTxWithSalts(tx))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -230,14 +231,14 @@ func sampleTxWithSalts(tx *custody.Transaction) *custody.Transaction {
 func BenchmarkAudit1M(b *testing.B) {
 	const n = 1_000_000
 	dir, v := writeBigLog(b, n)
-	src, err := OpenSource(dir)
+	src, err := verify.OpenSource(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		rep, err := Audit(context.Background(), src, v, "")
+		rep, err := verify.Audit(context.Background(), src, v, "")
 		if err != nil {
 			b.Fatal(err)
 		}

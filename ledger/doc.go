@@ -1,6 +1,9 @@
-// Package ledger is custody's provenance ledger: one leaf per transaction
-// in a C2SP tlog-tiles transparency log, signed receipts, and the
-// verification and audit of both from the log's public files alone.
+// Package ledger is custody's provenance ledger engine: one leaf per
+// transaction in a C2SP tlog-tiles transparency log, and signed receipts.
+// The formats of leaves and receipts, and the verification and audit of
+// both from the log's public files, are package verify, which this
+// package imports and which builds on every system; this one is
+// unix-only (tessera's POSIX driver, flock, fdatasync).
 //
 // The log itself is github.com/transparency-dev/tessera with its POSIX
 // driver under Config.Dir/log. Tessera acknowledges a leaf only after it
@@ -13,6 +16,6 @@
 // the log does not (a crash between the two). docs/ledger.md has the
 // formats and the figures.
 //
-// Files (leaf.go, salt.go, keys.go, receipt.go, journal.go, log.go,
-// source.go, handler.go, verify.go, audit.go) each hold one concept.
+// Files (salt.go, keys.go, journal.go, log.go, handler.go) each hold one
+// concept.
 package ledger

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/custody-gateway/custody/verify"
 )
 
 // newHandler serves the public files of the log in dir, read-only, under
@@ -29,7 +31,7 @@ func newHandler(dir string) http.Handler {
 		}
 		var ctype, cache string
 		switch {
-		case p == "checkpoint" || p == verifierFile:
+		case p == "checkpoint" || p == verify.VerifierFile:
 			ctype, cache = "text/plain; charset=utf-8", "no-cache"
 		case validTilePath(p):
 			ctype = "application/octet-stream"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // openTest opens a ledger in a temporary directory with a short
@@ -32,7 +33,7 @@ func sampleTx(l *Log, id string, request, response []byte) *custody.Transaction 
 		Fingerprint: "fp_1", ResponseID: "chatcmpl-1", Route: 0, FallbackChain: []string{"primary"},
 		Policy: "default", UseCase: "code-generation", Decision: "primary",
 		Status: 200, PromptTokensLocal: 12, PromptTokensReported: 14, CompletionTokens: 7,
-		RequestCommitment: Commit(rs, request), ResponseCommitment: Commit(ps, response),
+		RequestCommitment: verify.Commit(rs, request), ResponseCommitment: verify.Commit(ps, response),
 		Duration: 1500 * time.Microsecond,
 	}
 	tx.Pass(custody.CheckPromptTokens, "12<=14<=84")
@@ -43,7 +44,7 @@ func sampleTx(l *Log, id string, request, response []byte) *custody.Transaction 
 
 // appendN appends n transactions and returns their receipts, requests and
 // responses.
-func appendN(t testing.TB, l *Log, n int) (rs []*Receipt, reqs, resps [][]byte) {
+func appendN(t testing.TB, l *Log, n int) (rs []*verify.Receipt, reqs, resps [][]byte) {
 	t.Helper()
 	for i := range n {
 		id := fmt.Sprintf("req-%d", i)
@@ -60,7 +61,7 @@ func appendN(t testing.TB, l *Log, n int) (rs []*Receipt, reqs, resps [][]byte) 
 
 // integrated waits until a published checkpoint covers index and returns
 // the receipt with its proof.
-func integrated(t testing.TB, l *Log, index uint64, id string) *Receipt {
+func integrated(t testing.TB, l *Log, index uint64, id string) *verify.Receipt {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -76,4 +77,17 @@ func integrated(t testing.TB, l *Log, index uint64, id string) *Receipt {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// closedLog is a closed ledger of n leaves in a temporary directory, with
+// their receipts.
+func closedLog(t testing.TB, n int) (string, *Log, []*verify.Receipt) {
+	t.Helper()
+	dir := t.TempDir()
+	l := openTest(t, dir)
+	rs, _, _ := appendN(t, l, n)
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return dir, l, rs
 }

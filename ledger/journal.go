@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/custody-gateway/custody/verify"
 )
 
 // The journal is where a leaf becomes durable. It is a directory of
@@ -390,7 +392,7 @@ func parseRecord(b []byte) (leaf []byte, idx uint64, n int, ok bool) {
 		return nil, 0, 0, false
 	}
 	l := int(binary.BigEndian.Uint32(b[0:]))
-	if l > MaxLeafSize || len(b) < recordHeader+l {
+	if l > verify.MaxLeafSize || len(b) < recordHeader+l {
 		return nil, 0, 0, false
 	}
 	crc := binary.BigEndian.Uint32(b[4:])

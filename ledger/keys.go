@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
@@ -19,15 +18,9 @@ import (
 // are created with mode 0600 and never leave the data directory; the
 // verifier key is public and sits beside the checkpoint.
 const (
-	secretFile   = "secret.key"
-	signingFile  = "signing.key"
-	verifierFile = "verifier" // under logDir: served as /log/verifier
+	secretFile  = "secret.key"
+	signingFile = "signing.key"
 )
-
-// receiptDomain prefixes the bytes the receipt signature covers, so that a
-// receipt signature can never be mistaken for a checkpoint signature made
-// with the same key (a note's text cannot contain a NUL byte).
-const receiptDomain = "custody/receipt/v1\x00"
 
 // keys is what Open loads or creates: immutable afterwards.
 type keys struct {
@@ -168,22 +161,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// ParseVerifier reads a pinned verifier key: either the key string itself
-// ("origin+hash+base64") or the name of a file holding it.
-func ParseVerifier(k string) (note.Verifier, error) {
-	k = strings.TrimSpace(k)
-	if v, err := note.NewVerifier(k); err == nil {
-		return v, nil
-	}
-	b, err := os.ReadFile(k)
-	if err != nil {
-		return nil, fmt.Errorf("verifier key %q: neither a key nor a readable file: %w", k, err)
-	}
-	v, err := note.NewVerifier(string(bytes.TrimSpace(b)))
-	if err != nil {
-		return nil, fmt.Errorf("verifier key file %q: %w", k, err)
-	}
-	return v, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/verify"
 	"github.com/transparency-dev/formats/log"
 	"github.com/transparency-dev/tessera"
 	"github.com/transparency-dev/tessera/api"
@@ -29,8 +30,8 @@ const DefaultOrigin = "custody.local/log"
 
 // Layout of Config.Dir.
 const (
-	logDir     = "log"     // the public tlog-tiles tree (tessera POSIX), served at /log/
-	journalDir = "journal" // private: leaves acknowledged but maybe not yet in the log
+	logDir     = verify.LogDir // the public tlog-tiles tree (tessera POSIX), served at /log/
+	journalDir = "journal"     // private: leaves acknowledged but maybe not yet in the log
 	lockFile   = "ledger.lock"
 )
 
@@ -158,7 +159,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := publishVerifier(filepath.Join(logPath, verifierFile), k.vkey); err != nil {
+	if err := publishVerifier(filepath.Join(logPath, verify.VerifierFile), k.vkey); err != nil {
 		return nil, err
 	}
 	drv, err := posix.New(ctx, posix.Config{Path: logPath})
@@ -310,7 +311,7 @@ func (l *Log) resolveLoop() {
 // crash after Append returns cannot lose it. tx.Tenant is the tenant id;
 // the leaf holds its pseudonym. tx is not modified. Any failure wraps
 // custody.ErrLedgerUnavailable.
-func (l *Log) Append(ctx context.Context, tx *custody.Transaction) (*Receipt, error) {
+func (l *Log) Append(ctx context.Context, tx *custody.Transaction) (*verify.Receipt, error) {
 	idx, leaf, wait, err := l.appendLeaf(tx)
 	if err != nil {
 		return nil, err
@@ -346,7 +347,7 @@ func (l *Log) appendLeaf(tx *custody.Transaction) (idx uint64, leaf []byte, wait
 	}
 	t := *tx
 	t.Tenant = l.Pseudonym(tx.Tenant)
-	leaf, err = EncodeLeaf(&t)
+	leaf, err = verify.EncodeLeaf(&t)
 	if err != nil {
 		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
 	}
@@ -368,15 +369,15 @@ func (l *Log) appendLeaf(tx *custody.Transaction) (idx uint64, leaf []byte, wait
 }
 
 // receipt builds the receipt of leaf at idx without any proof.
-func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*Receipt, error) {
-	sig, err := signLeaf(l.keys.signer, leaf)
+func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*verify.Receipt, error) {
+	sig, err := l.keys.signer.Sign(verify.SignedMessage(leaf))
 	if err != nil {
 		return nil, err
 	}
 	req, resp := l.Salts(requestID)
-	return &Receipt{
-		V: ReceiptVersion, RequestID: requestID, Origin: l.origin,
-		KeyID: keyID(l.keys.verifier.Name(), l.keys.verifier.KeyHash()),
+	return &verify.Receipt{
+		V: verify.ReceiptVersion, RequestID: requestID, Origin: l.origin,
+		KeyID: verify.KeyID(l.keys.verifier),
 		Index: idx, Leaf: leaf, RequestSalt: req[:], ResponseSalt: resp[:], Signature: sig,
 	}, nil
 }
@@ -385,7 +386,7 @@ func (l *Log) receipt(idx uint64, requestID string, leaf []byte) (*Receipt, erro
 // leaf of requestID (else an error wrapping custody.ErrNotFound). Once a
 // published checkpoint covers the leaf, the receipt carries it and the
 // inclusion proof.
-func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Receipt, error) {
+func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*verify.Receipt, error) {
 	// Pending first: the resolver marks a leaf integrated before it drops
 	// it from pending, so a leaf missing from pending is in the log (or
 	// does not exist).
@@ -401,7 +402,7 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*Rec
 	if leaf == nil {
 		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
 	}
-	tx, err := DecodeLeaf(leaf)
+	tx, err := verify.DecodeLeaf(leaf)
 	if err != nil || tx.ID != requestID {
 		return nil, custody.Errorf(custody.CodeNotFound, "no receipt for this request")
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/verify"
 )
 
 const crashChildEnv = "LEDGER_CRASH_CHILD_DIR"
@@ -114,7 +115,7 @@ func TestCrashLosesNoAcknowledgedLeaf(t *testing.T) {
 			if !ok {
 				continue
 			}
-			tx, err := DecodeLeaf(e.Leaf)
+			tx, err := verify.DecodeLeaf(e.Leaf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,8 +130,8 @@ func TestCrashLosesNoAcknowledgedLeaf(t *testing.T) {
 		if err := l.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		src, _ := OpenSource(dir)
-		rep, err := Audit(ctx, src, l.Verifier(), "")
+		src, _ := verify.OpenSource(dir)
+		rep, err := verify.Audit(ctx, src, l.Verifier(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"hash"
 )
 
 // Domain-separation prefixes of the keyed hashes derived from the ledger
@@ -35,30 +34,4 @@ func pseudonym(key []byte, tenant string) string {
 	m.Write([]byte(tenant))
 	var s [32]byte
 	return hex.EncodeToString(m.Sum(s[:0])[:16])
-}
-
-// Committer computes a commitment SHA-256(salt || bytes written) over a
-// body as it streams past, without keeping it.
-type Committer struct {
-	h hash.Hash
-}
-
-// NewCommitter starts a commitment with salt.
-func NewCommitter(salt [32]byte) *Committer {
-	h := sha256.New()
-	h.Write(salt[:])
-	return &Committer{h: h}
-}
-
-// Write adds p to the committed bytes; it never fails.
-func (c *Committer) Write(p []byte) (int, error) { return c.h.Write(p) }
-
-// Sum is the commitment to the bytes written so far.
-func (c *Committer) Sum() []byte { return c.h.Sum(nil) }
-
-// Commit is SHA-256(salt || b).
-func Commit(salt [32]byte, b []byte) []byte {
-	c := NewCommitter(salt)
-	c.Write(b)
-	return c.Sum()
 }

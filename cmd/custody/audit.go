@@ -8,41 +8,81 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/postgres"
 	"github.com/custody-gateway/custody/index/sqlite"
-	"github.com/custody-gateway/custody/ledger/ledgercli"
+	"github.com/custody-gateway/custody/verify"
 )
 
-// runAudit is `custody audit`: one log (--log, see ledger/ledgercli), or,
-// with --config and no --log, every log shard the config's index lists
-// (each replica's log, at the URL it registered, with the key it
-// registered), remembering each one's checkpoint in --state-dir.
+const auditSynopsis = "custody audit --log URL|DIR [--state FILE] [--key VKEY]\n       custody audit --config FILE [--state-dir DIR]"
+
+// runAudit is `custody audit`: one log (--log), or, with --config, every
+// log shard the config's index lists (each replica's log, at the URL it
+// registered, with the key it registered), remembering each one's
+// checkpoint in --state-dir. Exit 0 clean, 1 tampered (or unreadable),
+// 2 usage error.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfgPath, stateDir, rest := "", "", args[:0:0]
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case (a == "--config" || a == "-config" || a == "--state-dir" || a == "-state-dir") && i+1 < len(args):
-			if strings.Contains(a, "config") {
-				cfgPath = args[i+1]
-			} else {
-				stateDir = args[i+1]
-			}
-			i++
-		default:
-			rest = append(rest, a)
+	fs := newFlags("audit", stderr)
+	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root")
+	state := fs.String("state", "", "file remembering the last clean checkpoint; created if absent, updated when clean")
+	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band); none: the key the log publishes")
+	cfgPath := fs.String("config", "", "audit every log shard the index of this config lists, instead of one --log")
+	stateDir := fs.String("state-dir", "", "with --config: directory of one state file per shard")
+	withSynopsis(fs, auditSynopsis, "Audits a whole log from its public files: the checkpoint's signature, every entry hashed into\nthe signed root, and consistency with the checkpoint --state remembers. Exit 0 clean, 1 tampered.")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError(stderr, "audit takes no arguments, got %q", fs.Args())
+	case *cfgPath != "" && (*logLoc != "" || *state != "" || *key != ""):
+		return usageError(stderr, "audit --config audits every shard with the keys the index lists; it takes no --log, --state or --key")
+	case *cfgPath == "" && *stateDir != "":
+		return usageError(stderr, "--state-dir goes with --config; one log takes --state")
+	case *cfgPath != "":
+		return auditShards(ctx, *cfgPath, *stateDir, stdout, stderr)
+	case *logLoc == "":
+		return usageError(stderr, "audit needs --log URL|DIR or --config FILE (see custody audit --help)")
+	}
+	return auditLog(ctx, *logLoc, *key, *state, stdout, stderr)
+}
+
+// auditLog audits the log at loc and prints the outcome.
+func auditLog(ctx context.Context, loc, key, state string, stdout, stderr io.Writer) int {
+	src, err := verify.OpenSource(loc)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody audit: %v\n", err)
+		return exitUsage
+	}
+	v, err := verifierFor(ctx, key, src, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody audit: %v\n", err)
+		if key != "" {
+			return exitUsage
 		}
+		return exitFailed
 	}
-	if cfgPath == "" {
-		return ledgercli.Audit(ctx, rest, stdout, stderr)
+	rep, err := verify.Audit(ctx, src, v, state)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody audit: %v\n", err)
+		return exitFailed
 	}
-	if len(rest) > 0 {
-		return usageError(stderr, "audit --config audits every shard; it takes no --log (got %q)", rest)
+	fmt.Fprintf(stdout, "clean: log %s, %d leaves, root %x", rep.Origin, rep.Size, rep.Root)
+	if rep.PreviousSize > 0 {
+		fmt.Fprintf(stdout, ", consistent with the %d leaves of the last audit", rep.PreviousSize)
 	}
-	cfg, err := loadConfig(cfgPath)
+	fmt.Fprintf(stdout, " (%s)\n", rep.Duration.Round(1e6))
+	return exitOK
+}
+
+// auditShards audits every log shard the config's index lists; the exit
+// code is the worst of theirs.
+func auditShards(ctx context.Context, cfgPath, stateDir string, stdout, stderr io.Writer) int {
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: bad configuration:\n%v\n", err)
-		return 2
+		return exitUsage
 	}
 	var idx index.Index
 	if cfg.Index.Backend == "postgres" {
@@ -52,32 +92,32 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: opening the index: %v\n", err)
-		return 1
+		return exitFailed
 	}
 	defer idx.Close()
 	shards, err := idx.Shards(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: listing shards: %v\n", err)
-		return 1
+		return exitFailed
 	}
 	if len(shards) == 0 {
 		fmt.Fprintln(stderr, "custody audit: the index lists no log shard")
-		return 1
+		return exitFailed
 	}
 	if stateDir != "" {
 		if err := os.MkdirAll(stateDir, 0o700); err != nil {
 			fmt.Fprintf(stderr, "custody audit: %v\n", err)
-			return 1
+			return exitFailed
 		}
 	}
-	code := 0
+	code := exitOK
 	for _, s := range shards {
-		a := []string{"--log", strings.TrimRight(s.URL, "/") + "/log", "--key", s.VerifierKey}
+		state := ""
 		if stateDir != "" {
-			a = append(a, "--state", filepath.Join(stateDir, strings.NewReplacer("/", "_", ":", "_").Replace(s.Origin)+".state"))
+			state = filepath.Join(stateDir, strings.NewReplacer("/", "_", ":", "_").Replace(s.Origin)+".state")
 		}
 		fmt.Fprintf(stdout, "shard %s (%s)\n", s.Origin, s.URL)
-		if c := ledgercli.Audit(ctx, a, stdout, stderr); c > code {
+		if c := auditLog(ctx, strings.TrimRight(s.URL, "/")+"/log", s.VerifierKey, state, stdout, stderr); c > code {
 			code = c
 		}
 	}

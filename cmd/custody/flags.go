@@ -1,39 +1,81 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// strings is a repeatable string flag.
+// Exit codes shared by every command (SPEC §1).
+const (
+	exitOK     = 0 // success: valid, clean, all probes passed
+	exitFailed = 1 // invalid, tampered, failed (reason on stderr)
+	exitUsage  = 2 // the command line is wrong
+)
+
+// stringList is a repeatable string flag.
 type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // newFlags makes a FlagSet that reports usage errors to stderr and
-// returns them instead of exiting.
+// returns them instead of exiting. Its -h/--help prints the flag's
+// defaults (every flag, with its help text).
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("custody "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
 }
 
+// withSynopsis makes fs's usage message start with the command's synopsis
+// ("custody verify [--log URL|DIR] ... RECEIPT") and a sentence on what it
+// does, before the flags.
+func withSynopsis(fs *flag.FlagSet, synopsis, about string) {
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", synopsis, about)
+		fs.PrintDefaults()
+	}
+}
+
 // parseFlags parses args, returning exit code 2 on a usage error (0 for
 // -h) and ok=false when the command must stop.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0, false
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
 		}
-		return 2, false
+		return exitUsage, false
 	}
-	return 0, true
+	return exitOK, true
+}
+
+// parseInterspersed is parseFlags for a command with positional
+// arguments: flags may come before or after them ("custody verify
+// receipt.json --log DIR"), and "--" ends the flags, so that everything
+// after it is positional even if it starts with "-". It returns the
+// positional arguments in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if code, ok := parseFlags(fs, args); !ok {
+			return nil, code, false
+		}
+		consumed := len(args) - fs.NArg()
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, fs.Args()...), exitOK, true
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, exitOK, true
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
 }
 
 func usageError(stderr io.Writer, format string, args ...any) int {
 	fmt.Fprintf(stderr, "custody: "+format+"\n", args...)
-	return 2
+	return exitUsage
 }

@@ -1,6 +1,12 @@
 // Command custody is the inference-integrity gateway: `custody serve`
 // runs it; `sim`, `verify`, `audit`, `canary` and `version` are its tools.
-// main only calls run, which returns the exit code.
+// main only calls run, which returns the exit code. Each subcommand is one
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, version.go) with
+// its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
+//
+// serve and canary run the whole gateway, whose ledger is unix-only
+// (serve_other.go says so elsewhere); verify and audit read only the log's
+// public files (package verify) and work on every system.
 package main
 
 import (
@@ -25,42 +31,70 @@ func main() {
 	os.Exit(code)
 }
 
+// usage lists every command with every flag it takes; TestUsageListsEveryFlag
+// holds it to each command's FlagSet.
 const usage = `custody — an inference-integrity gateway for LLM APIs
 
 Usage:
-  custody serve   [--config FILE]            run the gateway (no config: 127.0.0.1:8080, built-in simulator)
-  custody sim     [--listen ADDR] [--model NAME] [--fault NAME]...   run the reference upstream simulator
-  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] RECEIPT
-  custody audit   --log URL|DIR [--state FILE]
+  custody serve   [--config FILE] [--listen ADDR]
+        run the gateway (no config: 127.0.0.1:8080, built-in simulator)
+  custody sim     [--listen ADDR] [--model NAME]... [--fault NAME]... [--allow-fault-header]
+                  [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
+        run the reference upstream simulator
+  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT
+        verify one receipt: exit 0 valid, 1 invalid, 2 usage error
+  custody audit   --log URL|DIR [--state FILE] [--key VKEY]
+  custody audit   --config FILE [--state-dir DIR]
+        verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]
+        run every canary probe once: exit 1 if any fails
   custody version
+        version, commit, Go version
+  custody help [COMMAND]
+
+'custody COMMAND --help' describes a command and its flags. Exit code 2 is a usage error.
 `
+
+// command runs one subcommand with its arguments.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// commands are the subcommands, by name.
+var commands = map[string]command{
+	"serve":  runServe,
+	"sim":    runSim,
+	"verify": runVerify,
+	"audit":  runAudit,
+	"canary": runCanary,
+	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+		return runVersion(args, stdout, stderr)
+	},
+}
 
 // run dispatches a subcommand. Exit codes: 0 success, 1 failure (invalid,
 // tampered, failed), 2 usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return runServe(ctx, rest, stdout, stderr)
-	case "sim":
-		return runSim(ctx, rest, stdout, stderr)
-	case "verify":
-		return runVerify(ctx, rest, stdout, stderr)
-	case "audit":
-		return runAudit(ctx, rest, stdout, stderr)
-	case "canary":
-		return runCanary(ctx, rest, stdout, stderr)
-	case "version", "--version", "-v":
-		return runVersion(stdout)
-	case "help", "--help", "-h":
-		fmt.Fprint(stdout, usage)
-		return 0
+	name, rest := args[0], args[1:]
+	switch name {
+	case "--version", "-v":
+		name = "version"
+	case "help", "--help", "-help", "-h":
+		if len(rest) == 0 {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		if len(rest) > 1 || commands[rest[0]] == nil {
+			fmt.Fprintf(stderr, "custody help: no command %q\n\n%s", rest, usage)
+			return exitUsage
+		}
+		name, rest = rest[0], []string{"--help"}
 	}
-	fmt.Fprintf(stderr, "custody: unknown command %q\n\n%s", cmd, usage)
-	return 2
+	if cmd := commands[name]; cmd != nil {
+		return cmd(ctx, rest, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "custody: unknown command %q\n\n%s", name, usage)
+	return exitUsage
 }

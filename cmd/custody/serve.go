@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 	"github.com/custody-gateway/custody/telemetry"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // runServe runs the gateway until ctx is cancelled.
@@ -95,7 +98,7 @@ type app struct {
 	stopCanaries context.CancelFunc
 	runner       *canary.Runner // of the gateway in force
 	tracer       *telemetry.Tracer
-	logSource    ledger.LogSource // the ledger's own files, for the console's receipt checks
+	logSource    verify.LogSource // the ledger's own files, for the console's receipt checks
 	// enrollDir overrides where identity enrollments live (the canary
 	// command runs on throwaway stores but the serve's enrollments).
 	enrollDir string
@@ -198,7 +201,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 			}
 		})
 	}
-	if a.logSource, err = ledger.OpenSource(filepath.Join(cfg.DataDir, "ledger")); err != nil {
+	if a.logSource, err = verify.OpenSource(filepath.Join(cfg.DataDir, "ledger")); err != nil {
 		return nil, fmt.Errorf("opening the log for receipt checks: %w", err)
 	}
 	gw, err := a.buildGateway(cfg)

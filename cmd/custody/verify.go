@@ -2,12 +2,115 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"strings"
 
-	"github.com/custody-gateway/custody/ledger/ledgercli"
+	"github.com/custody-gateway/custody/verify"
+	"golang.org/x/mod/sumdb/note"
 )
 
-// runVerify is `custody verify`: see ledger/ledgercli.
+const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT"
+
+// runVerify is `custody verify`: one receipt (a file, or - for stdin)
+// checked with package verify. Exit 0 valid, 1 invalid (the reason on
+// stderr), 2 usage error. Flags may follow the receipt.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return ledgercli.Verify(ctx, args, stdout, stderr)
+	fs := newFlags("verify", stderr)
+	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root; none: the receipt's own checkpoint and proof only")
+	reqFile := fs.String("request", "", "the exact request body bytes, to open the request commitment")
+	respFile := fs.String("response", "", "the exact response body bytes, to open the response commitment")
+	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band); none: the key the log publishes")
+	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\ncommitments, and its inclusion in the log. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error.")
+	pos, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "verify takes one receipt, got %d arguments (see custody verify --help)", len(pos))
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "custody verify: %v\n", err)
+		return code
+	}
+	raw, err := readArg(pos[0])
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	var request, response []byte
+	if *reqFile != "" {
+		if request, err = os.ReadFile(*reqFile); err != nil {
+			return fail(exitUsage, err)
+		}
+	}
+	if *respFile != "" {
+		if response, err = os.ReadFile(*respFile); err != nil {
+			return fail(exitUsage, err)
+		}
+	}
+	var src verify.LogSource
+	if *logLoc != "" {
+		if src, err = verify.OpenSource(*logLoc); err != nil {
+			return fail(exitUsage, err)
+		}
+	}
+	v, err := verifierFor(ctx, *key, src, stderr)
+	if err != nil {
+		if *key != "" || src == nil {
+			return fail(exitUsage, err)
+		}
+		return fail(exitFailed, err) // the log publishes no usable key
+	}
+	r, err := verify.ParseReceipt(raw)
+	if err != nil {
+		return fail(exitFailed, fmt.Errorf("invalid: %w", err))
+	}
+	if err := verify.VerifyReceipt(ctx, src, v, r, request, response); err != nil {
+		return fail(exitFailed, err)
+	}
+	what := []string{"signature"}
+	if request != nil {
+		what = append(what, "request")
+	}
+	if response != nil {
+		what = append(what, "response")
+	}
+	switch {
+	case src != nil:
+		what = append(what, "inclusion in the log")
+	case r.Checkpoint != "":
+		what = append(what, "inclusion under the receipt's checkpoint")
+	default:
+		fmt.Fprintln(stderr, "note: the receipt has no inclusion proof yet and no --log was given: only the signature (the promise) was checked")
+	}
+	fmt.Fprintf(stdout, "valid: request %s, index %d, log %s (%s)\n", r.RequestID, r.Index, r.Origin, strings.Join(what, ", "))
+	return exitOK
+}
+
+// verifierFor returns the pinned key, or else the key the log publishes,
+// with a warning: a key fetched from the log proves only that the log is
+// self-consistent.
+func verifierFor(ctx context.Context, key string, src verify.LogSource, stderr io.Writer) (note.Verifier, error) {
+	if key != "" {
+		return verify.ParseVerifier(key)
+	}
+	if src == nil {
+		return nil, errors.New("no key: pass --key (the log's verifier key, pinned out of band) or --log")
+	}
+	k, err := src.ReadVerifierKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no --key, and the log publishes none: %w", err)
+	}
+	fmt.Fprintf(stderr, "warning: no --key given; trusting the key the log publishes (%s). Pin it with --key.\n", k)
+	return verify.ParseVerifier(k)
+}
+
+// readArg reads a file, or at most 1 MiB of stdin for "-".
+func readArg(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	}
+	return os.ReadFile(name)
 }

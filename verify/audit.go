@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -78,8 +80,8 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 		if prev.Origin != cp.Origin {
 			return nil, fmt.Errorf("state %s is for log %q, not %q", statePath, prev.Origin, cp.Origin)
 		}
-		if prev.KeyID != keyID(verifier.Name(), verifier.KeyHash()) {
-			return nil, invalid("the log was audited with key %s, now %s", prev.KeyID, keyID(verifier.Name(), verifier.KeyHash()))
+		if prev.KeyID != KeyID(verifier) {
+			return nil, invalid("the log was audited with key %s, now %s", prev.KeyID, KeyID(verifier))
 		}
 		if prev.Size > cp.Size {
 			return nil, invalid("the log shrank from %d leaves (last audit) to %d", prev.Size, cp.Size)
@@ -107,11 +109,11 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 		rep.PreviousSize = prev.Size
 	}
 	if statePath != "" {
-		b, err := json.MarshalIndent(auditState{Origin: cp.Origin, KeyID: keyID(verifier.Name(), verifier.KeyHash()), Size: cp.Size, Root: cp.Hash, Checkpoint: string(cpRaw)}, "", "  ")
+		b, err := json.MarshalIndent(auditState{Origin: cp.Origin, KeyID: KeyID(verifier), Size: cp.Size, Root: cp.Hash, Checkpoint: string(cpRaw)}, "", "  ")
 		if err != nil {
 			return nil, err
 		}
-		if err := writeFileSync(statePath, append(b, '\n'), 0o644, false); err != nil {
+		if err := writeState(statePath, append(b, '\n')); err != nil {
 			return nil, fmt.Errorf("saving audit state: %w", err)
 		}
 	}
@@ -126,6 +128,44 @@ type constSource struct {
 }
 
 func (c constSource) ReadCheckpoint(context.Context) ([]byte, error) { return c.cp, nil }
+
+// writeState replaces path with data durably: a temporary file beside it,
+// fsync, rename, then (where the system supports it) fsync of the
+// directory. A crash leaves the old state or the new, never a torn one.
+func writeState(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if runtime.GOOS == "windows" {
+		// Windows cannot open a directory for syncing; NTFS journals the
+		// rename itself.
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
 
 func readAuditState(path string) (*auditState, error) {
 	b, err := os.ReadFile(path)

@@ -1,13 +1,10 @@
-package ledger
+package verify
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-
-	"golang.org/x/mod/sumdb/note"
 )
 
 // ReceiptVersion is the value of the "v" field of receipts.
@@ -22,7 +19,7 @@ const (
 )
 
 // ErrBadReceipt is wrapped by every ParseReceipt failure.
-var ErrBadReceipt = errors.New("ledger: malformed receipt")
+var ErrBadReceipt = errors.New("verify: malformed receipt")
 
 // Receipt is what a client gets for one transaction: the leaf, the salts
 // that open its commitments, the gateway's signature over the leaf (the
@@ -49,23 +46,17 @@ type Receipt struct {
 	InclusionProof [][]byte `json:"inclusion_proof,omitempty"`
 }
 
-// keyID is the receipt's name for a note key.
-func keyID(name string, hash uint32) string {
-	return name + "+" + fmt.Sprintf("%08x", hash)
-}
+// receiptDomain prefixes the bytes the receipt signature covers, so that a
+// receipt signature can never be mistaken for a checkpoint signature made
+// with the same key (a note's text cannot contain a NUL byte).
+const receiptDomain = "custody/receipt/v1\x00"
 
-// signLeaf makes the receipt signature.
-func signLeaf(s note.Signer, leaf []byte) ([]byte, error) {
+// SignedMessage is what a receipt's signature covers:
+// "custody/receipt/v1\x00" || leaf. The ledger signs it; VerifyReceipt
+// checks it.
+func SignedMessage(leaf []byte) []byte {
 	msg := make([]byte, 0, len(receiptDomain)+len(leaf))
-	msg = append(append(msg, receiptDomain...), leaf...)
-	return s.Sign(msg)
-}
-
-// verifyLeafSignature checks the receipt signature with v.
-func verifyLeafSignature(v note.Verifier, leaf, sig []byte) bool {
-	msg := make([]byte, 0, len(receiptDomain)+len(leaf))
-	msg = append(append(msg, receiptDomain...), leaf...)
-	return v.Verify(msg, sig)
+	return append(append(msg, receiptDomain...), leaf...)
 }
 
 // Marshal is the receipt's JSON.
@@ -113,17 +104,4 @@ func ParseReceipt(b []byte) (*Receipt, error) {
 		return nil, fmt.Errorf("%w: key_id %q", ErrBadReceipt, r.KeyID)
 	}
 	return &r, nil
-}
-
-// splitKeyID parses "<name>+<8 hex>".
-func splitKeyID(id string) (string, uint32, bool) {
-	i := len(id) - 9
-	if i < 1 || id[i] != '+' {
-		return "", 0, false
-	}
-	h, err := strconv.ParseUint(id[i+1:], 16, 32)
-	if err != nil {
-		return "", 0, false
-	}
-	return id[:i], uint32(h), true
 }

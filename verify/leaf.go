@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ const LeafVersion = 1
 const MaxLeafSize = 64 << 10
 
 // ErrBadLeaf is wrapped by every DecodeLeaf failure.
-var ErrBadLeaf = errors.New("ledger: malformed leaf")
+var ErrBadLeaf = errors.New("verify: malformed leaf")
 
 // leafV1 is the leaf, version 1. The field order here IS the canonical
 // order of the encoding (encoding/json writes struct fields in declaration

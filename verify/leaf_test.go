@@ -1,21 +1,14 @@
-package ledger
+package verify
 
 import (
 	"bytes"
-	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"golang.org/x/mod/sumdb/note"
 )
 
 func TestLeafRoundTrip(t *testing.T) {
@@ -112,40 +105,6 @@ func TestLeafGolden(t *testing.T) {
 	}
 }
 
-func TestSaltsAndPseudonym(t *testing.T) {
-	l := openTest(t, t.TempDir())
-	req, resp := l.Salts("req-1")
-	m := hmac.New(sha256.New, l.keys.secret)
-	m.Write([]byte("custody/salt/v1requestreq-1"))
-	if !bytes.Equal(req[:], m.Sum(nil)) {
-		t.Fatal("request salt is not HMAC(secret, custody/salt/v1 || request || id)")
-	}
-	if req == resp {
-		t.Fatal("request and response salts are equal")
-	}
-	if r2, _ := l.Salts("req-2"); r2 == req {
-		t.Fatal("salts do not depend on the request id")
-	}
-	if p := l.Pseudonym("acme"); p == "acme" || len(p) != 32 || p != l.Pseudonym("acme") || p == l.Pseudonym("other") {
-		t.Fatalf("pseudonym %q", p)
-	}
-	c := NewCommitter(req)
-	c.Write([]byte("ab"))
-	c.Write([]byte("c"))
-	h := sha256.Sum256(append(req[:], "abc"...))
-	if !bytes.Equal(c.Sum(), h[:]) || !bytes.Equal(Commit(req, []byte("abc")), h[:]) {
-		t.Fatal("commitment is not SHA-256(salt || bytes)")
-	}
-	fi, err := os.Stat(l.cfg.Dir + "/" + secretFile)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("secret file: %v %v", fi, err)
-	}
-	fi, err = os.Stat(l.cfg.Dir + "/" + signingFile)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("signing key file: %v %v", fi, err)
-	}
-}
-
 func TestStripReceiptLine(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"none", "data: x\n\n", "data: x\n\n"},
@@ -159,51 +118,5 @@ func TestStripReceiptLine(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestKeys(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	l, err := Open(ctx, Config{Dir: dir, JournalSegmentSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Origin() != DefaultOrigin {
-		t.Fatalf("origin %q", l.Origin())
-	}
-	vkey := l.VerifierKey()
-	l.Close(ctx)
-	if b, _ := os.ReadFile(filepath.Join(dir, logDir, verifierFile)); strings.TrimSpace(string(b)) != vkey {
-		t.Fatalf("published verifier %q, want %q", b, vkey)
-	}
-	// Reopening keeps the key, with or without the origin configured.
-	for _, origin := range []string{"", DefaultOrigin} {
-		l, err := Open(ctx, Config{Dir: dir, Origin: origin, JournalSegmentSize: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.VerifierKey() != vkey {
-			t.Fatal("the key changed on reopening")
-		}
-		l.Close(ctx)
-	}
-	if _, err := Open(ctx, Config{Dir: dir, Origin: "other/log"}); err == nil {
-		t.Fatal("opened with an origin the key is not for")
-	}
-	// A configured key file.
-	skey, _, _ := note.GenerateKey(rand.Reader, "configured/log")
-	kf := filepath.Join(t.TempDir(), "key")
-	os.WriteFile(kf, []byte(skey), 0o600)
-	l, err = Open(ctx, Config{Dir: t.TempDir(), KeyFile: kf, JournalSegmentSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close(ctx)
-	if l.Origin() != "configured/log" {
-		t.Fatalf("origin %q with a configured key", l.Origin())
-	}
-	if _, err := ParseVerifier(l.VerifierKey()); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"github.com/transparency-dev/merkle/rfc6962"
 	"github.com/transparency-dev/tessera/api"
 	"github.com/transparency-dev/tessera/api/layout"
-	"github.com/transparency-dev/tessera/client"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -62,10 +61,10 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 	if r.Origin != verifier.Name() {
 		return invalid("receipt is for log %q, the key is for %q", r.Origin, verifier.Name())
 	}
-	if r.KeyID != keyID(verifier.Name(), verifier.KeyHash()) {
-		return invalid("receipt names key %s, the pinned key is %s", r.KeyID, keyID(verifier.Name(), verifier.KeyHash()))
+	if r.KeyID != KeyID(verifier) {
+		return invalid("receipt names key %s, the pinned key is %s", r.KeyID, KeyID(verifier))
 	}
-	if !verifyLeafSignature(verifier, r.Leaf, r.Signature) {
+	if !verifier.Verify(SignedMessage(r.Leaf), r.Signature) {
 		return invalid("bad signature on the leaf")
 	}
 	tx, err := DecodeLeaf(r.Leaf)
@@ -115,13 +114,10 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 	if r.Index >= cp.Size {
 		return invalid("the log (size %d) does not contain index %d yet", cp.Size, r.Index)
 	}
-	pb, err := client.NewProofBuilder(ctx, cp.Size, src.ReadTile)
+	pb := newProofs(src, cp.Size)
+	incl, err := pb.inclusion(ctx, r.Index)
 	if err != nil {
-		return fmt.Errorf("reading tiles: %w", err)
-	}
-	incl, err := pb.InclusionProof(ctx, r.Index)
-	if err != nil {
-		return fmt.Errorf("reading tiles: %w", err)
+		return err
 	}
 	if err := proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, cp.Size, leafHash, incl, cp.Hash); err != nil {
 		return invalid("the leaf is not in the log: %v", err)
@@ -130,9 +126,9 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 		if rcp.Size > cp.Size {
 			return invalid("the log (size %d) is smaller than the receipt's checkpoint (size %d)", cp.Size, rcp.Size)
 		}
-		cons, err := pb.ConsistencyProof(ctx, rcp.Size, cp.Size)
+		cons, err := pb.consistency(ctx, rcp.Size)
 		if err != nil {
-			return fmt.Errorf("reading tiles: %w", err)
+			return err
 		}
 		if err := proof.VerifyConsistency(rfc6962.DefaultHasher, rcp.Size, cp.Size, cons, rcp.Hash, cp.Hash); err != nil {
 			return invalid("the log is not consistent with the receipt's checkpoint: %v", err)

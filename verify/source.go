@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"context"
@@ -13,6 +13,18 @@ import (
 	"strings"
 
 	"github.com/transparency-dev/tessera/api/layout"
+)
+
+// Names of the log's public files beside the C2SP tlog-tiles tree (its
+// checkpoint and tiles), and of the tree's directory inside a ledger
+// directory. The ledger writes them; a source reads them.
+const (
+	// LogDir is the tree's directory inside a ledger's directory (what
+	// `custody serve` serves under /log/).
+	LogDir = "log"
+	// VerifierFile is the log's verifier key, beside the checkpoint: a
+	// convenience, since a verifier should pin the key out of band.
+	VerifierFile = "verifier"
 )
 
 // LogSource reads a log's public files: a directory or an http(s) URL.
@@ -52,8 +64,8 @@ func OpenSource(loc string) (LogSource, error) {
 	}
 	dir := loc
 	if _, err := os.Stat(filepath.Join(dir, layout.CheckpointPath)); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, logDir, layout.CheckpointPath)); err == nil {
-			dir = filepath.Join(dir, logDir)
+		if _, err := os.Stat(filepath.Join(dir, LogDir, layout.CheckpointPath)); err == nil {
+			dir = filepath.Join(dir, LogDir)
 		}
 	}
 	root, err := os.OpenRoot(dir)
@@ -130,7 +142,7 @@ func (s *source) ReadEntryBundle(ctx context.Context, index uint64, p uint8) ([]
 }
 
 func (s *source) ReadVerifierKey(ctx context.Context) (string, error) {
-	b, err := s.read(ctx, verifierFile)
+	b, err := s.read(ctx, VerifierFile)
 	return strings.TrimSpace(string(b)), err
 }
 

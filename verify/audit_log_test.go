@@ -1,12 +1,17 @@
-package ledger
+package verify_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/ledger/ledgertest"
+	"github.com/custody-gateway/custody/verify"
 )
 
 // copyDir copies the tree at src to dst.
@@ -34,7 +39,7 @@ func copyDir(t testing.TB, src, dst string) {
 // closedLog appends n leaves, closes the ledger (which publishes a
 // checkpoint of all of them) and returns the ledger dir, the receipts
 // with their request and response bytes.
-func closedLog(t testing.TB, n int) (string, *Log, []*Receipt) {
+func closedLog(t testing.TB, n int) (string, *ledger.Log, []*verify.Receipt) {
 	t.Helper()
 	dir := t.TempDir()
 	l := openTest(t, dir)
@@ -58,27 +63,27 @@ func TestTamperedLogRefused(t *testing.T) {
 		"tile/entries/000", "tile/entries/001.p/44",
 	}
 	check := func(t *testing.T, logDir string) (verifyErr, auditErr error) {
-		src, err := OpenSource(logDir)
+		src, err := verify.OpenSource(logDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, i := range []int{0, 128, 255, 256, 299} {
-			if err := VerifyReceipt(ctx, src, v, rs[i], nil, nil); err != nil {
+			if err := verify.VerifyReceipt(ctx, src, v, rs[i], nil, nil); err != nil {
 				verifyErr = err
 			}
 		}
-		_, auditErr = Audit(ctx, src, v, "")
+		_, auditErr = verify.Audit(ctx, src, v, "")
 		return verifyErr, auditErr
 	}
-	if verr, aerr := check(t, filepath.Join(dir, logDir)); verr != nil || aerr != nil {
+	if verr, aerr := check(t, filepath.Join(dir, verify.LogDir)); verr != nil || aerr != nil {
 		t.Fatalf("untouched log: verify %v, audit %v", verr, aerr)
 	}
 	for _, f := range files {
-		size := fileSize(t, filepath.Join(dir, logDir, f))
+		size := fileSize(t, filepath.Join(dir, verify.LogDir, f))
 		for _, pos := range []int64{0, size / 2, size - 1} {
-			t.Run(f+"@"+itoa(pos), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s@%d", f, pos), func(t *testing.T) {
 				tampered := t.TempDir()
-				copyDir(t, filepath.Join(dir, logDir), tampered)
+				copyDir(t, filepath.Join(dir, verify.LogDir), tampered)
 				p := filepath.Join(tampered, f)
 				b, _ := os.ReadFile(p)
 				b[pos] ^= 0x01
@@ -103,17 +108,6 @@ func fileSize(t testing.TB, p string) int64 {
 	return fi.Size()
 }
 
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
-}
-
 // TestAuditDetectsRewrittenHistory: an auditor remembers a checkpoint;
 // the operator rebuilds the log with the same key and one more leaf (a
 // valid, signed, self-consistent log), but different history.
@@ -122,8 +116,8 @@ func TestAuditDetectsRewrittenHistory(t *testing.T) {
 	const n = 20
 	dir, l, _ := closedLog(t, n)
 	state := filepath.Join(t.TempDir(), "audit.json")
-	src, _ := OpenSource(dir)
-	rep, err := Audit(ctx, src, l.Verifier(), state)
+	src, _ := verify.OpenSource(dir)
+	rep, err := verify.Audit(ctx, src, l.Verifier(), state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +131,7 @@ func TestAuditDetectsRewrittenHistory(t *testing.T) {
 	if err := l2.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Audit(ctx, src, l.Verifier(), state)
+	rep, err = verify.Audit(ctx, src, l.Verifier(), state)
 	if err != nil {
 		t.Fatalf("honest growth: %v", err)
 	}
@@ -147,30 +141,27 @@ func TestAuditDetectsRewrittenHistory(t *testing.T) {
 
 	// A rewritten log: same keys, size+1, leaf 5 differs.
 	forged := t.TempDir()
-	for _, f := range []string{secretFile, signingFile} {
-		b, _ := os.ReadFile(filepath.Join(dir, f))
-		os.WriteFile(filepath.Join(forged, f), b, 0o600)
-	}
+	copyKeys(t, dir, forged)
 	fl := openTest(t, forged)
 	for i := range n + 4 {
-		id := "req-" + itoa(int64(i))
+		id := fmt.Sprintf("req-%d", i)
 		if i == 5 {
 			id = "req-5-rewritten"
 		}
-		if _, err := fl.Append(ctx, sampleTx(fl, id, nil, nil)); err != nil {
+		if _, err := fl.Append(ctx, ledgertest.SampleTx(fl, id, nil, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := fl.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fsrc, _ := OpenSource(forged)
-	if _, err := Audit(ctx, fsrc, l.Verifier(), ""); err != nil {
+	fsrc, _ := verify.OpenSource(forged)
+	if _, err := verify.Audit(ctx, fsrc, l.Verifier(), ""); err != nil {
 		t.Fatalf("the forged log is self-consistent, audit without state: %v", err)
 	}
 	before, _ := os.ReadFile(state)
-	if _, err := Audit(ctx, fsrc, l.Verifier(), state); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("audit of rewritten history = %v, want ErrInvalid", err)
+	if _, err := verify.Audit(ctx, fsrc, l.Verifier(), state); !errors.Is(err, verify.ErrInvalid) {
+		t.Fatalf("audit of rewritten history = %v, want verify.ErrInvalid", err)
 	}
 	if after, _ := os.ReadFile(state); string(after) != string(before) {
 		t.Fatal("a failed audit changed the state")
@@ -181,21 +172,18 @@ func TestAuditDetectsShrunkLog(t *testing.T) {
 	ctx := context.Background()
 	dir, l, _ := closedLog(t, 10)
 	state := filepath.Join(t.TempDir(), "audit.json")
-	src, _ := OpenSource(dir)
-	if _, err := Audit(ctx, src, l.Verifier(), state); err != nil {
+	src, _ := verify.OpenSource(dir)
+	if _, err := verify.Audit(ctx, src, l.Verifier(), state); err != nil {
 		t.Fatal(err)
 	}
 	forged := t.TempDir()
-	for _, f := range []string{secretFile, signingFile} {
-		b, _ := os.ReadFile(filepath.Join(dir, f))
-		os.WriteFile(filepath.Join(forged, f), b, 0o600)
-	}
+	copyKeys(t, dir, forged)
 	fl := openTest(t, forged)
 	appendN(t, fl, 9)
 	fl.Close(ctx)
-	fsrc, _ := OpenSource(forged)
-	if _, err := Audit(ctx, fsrc, l.Verifier(), state); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("audit of a shrunk log = %v, want ErrInvalid", err)
+	fsrc, _ := verify.OpenSource(forged)
+	if _, err := verify.Audit(ctx, fsrc, l.Verifier(), state); !errors.Is(err, verify.ErrInvalid) {
+		t.Fatalf("audit of a shrunk log = %v, want verify.ErrInvalid", err)
 	}
 }
 
@@ -214,8 +202,8 @@ func TestAuditPrefixInsideBundle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, l, _ := closedLog(t, tc.first)
 			state := filepath.Join(t.TempDir(), "audit.json")
-			src, _ := OpenSource(dir)
-			if _, err := Audit(ctx, src, l.Verifier(), state); err != nil {
+			src, _ := verify.OpenSource(dir)
+			if _, err := verify.Audit(ctx, src, l.Verifier(), state); err != nil {
 				t.Fatal(err)
 			}
 			if tc.more > 0 {
@@ -223,34 +211,9 @@ func TestAuditPrefixInsideBundle(t *testing.T) {
 				appendN(t, l2, tc.more)
 				l2.Close(ctx)
 			}
-			if rep, err := Audit(ctx, src, l.Verifier(), state); err != nil || rep.PreviousSize != uint64(tc.first) {
+			if rep, err := verify.Audit(ctx, src, l.Verifier(), state); err != nil || rep.PreviousSize != uint64(tc.first) {
 				t.Fatalf("audit %+v, %v", rep, err)
 			}
 		})
-	}
-}
-
-// TestAuditHashesWithoutPerLeafAllocation: hashing a full bundle into the
-// range allocates a constant few objects, not one per leaf.
-func TestAuditHashesWithoutPerLeafAllocation(t *testing.T) {
-	var raw []byte
-	for i := range 256 {
-		leaf := []byte("leaf " + itoa(int64(i)))
-		raw = append(raw, byte(len(leaf)>>8), byte(len(leaf)))
-		raw = append(raw, leaf...)
-	}
-	a := newAuditor(nil, 1<<40)
-	tile := make([]byte, 256*32)
-	a.bundle(0, raw, tile) // fills a.hashes; the tile check fails, which is fine here
-	copy(tile, a.hashes[:])
-	bi := uint64(0)
-	allocs := testing.AllocsPerRun(100, func() {
-		if err := a.bundle(bi, raw, tile); err != nil {
-			t.Fatal(err)
-		}
-		bi++
-	})
-	if allocs > 8 {
-		t.Fatalf("%.0f allocations per bundle of 256 leaves", allocs)
 	}
 }

@@ -1,4 +1,4 @@
-package ledger
+package verify
 
 import (
 	"bytes"
