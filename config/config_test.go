@@ -154,3 +154,58 @@ func TestInterpolatedValueIsNotYAML(t *testing.T) {
 		t.Errorf("got %q", c.Tenants[0].APIKeys[0])
 	}
 }
+
+// TestInterpolateTypedValues: ${VAR} in a numeric, boolean or duration
+// field takes the variable's value as that type; a quoted or !!str-tagged
+// reference stays a string, and a variable holding YAML syntax or a null
+// word is still data.
+func TestInterpolateTypedValues(t *testing.T) {
+	y := `
+tenants:
+  - {id: a, api_keys: ["${K}"]}
+  - id: b
+    api_keys:
+      - ${NULLKEY}
+providers:
+  - name: p
+    kind: sim
+    timeout: "${TIMEOUT}"
+    breaker_threshold: ${THRESHOLD}
+models:
+  - name: m
+    context_window: ${WINDOW}
+    verified_capacity: ${CAPACITY:-2048}
+    routes: [{provider: p}]
+policies:
+  - name: default
+    require_pinned: ${PINNED}
+limits:
+  max_body_bytes: ${BODY}
+`
+	c, err := Parse("f.yaml", []byte(y), env(map[string]string{
+		"K": "12345", "NULLKEY": "null", "TIMEOUT": "7s", "THRESHOLD": "3",
+		"WINDOW": "4096", "PINNED": "true", "BODY": "1_048_576",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models[0]
+	if m.ContextWindow != 4096 || m.VerifiedCapacity != 2048 {
+		t.Errorf("context_window %d, verified_capacity %d", m.ContextWindow, m.VerifiedCapacity)
+	}
+	if p := c.Providers[0]; p.Timeout != 7*time.Second || p.BreakerThreshold != 3 {
+		t.Errorf("timeout %v, breaker_threshold %d", p.Timeout, p.BreakerThreshold)
+	}
+	if !c.Policies[0].RequirePinned || c.Limits.MaxBodyBytes != 1<<20 {
+		t.Errorf("require_pinned %v, max_body_bytes %d", c.Policies[0].RequirePinned, c.Limits.MaxBodyBytes)
+	}
+	if c.Tenants[0].APIKeys[0] != "12345" || c.Tenants[1].APIKeys[0] != "null" {
+		t.Errorf("keys %q %q", c.Tenants[0].APIKeys, c.Tenants[1].APIKeys)
+	}
+
+	_, err = Parse("f.yaml", []byte("tenants: [{id: a, anonymous_loopback: true}]\nlimits:\n  max_body_bytes: ${BODY}\n"),
+		env(map[string]string{"BODY": "lots"}))
+	if err == nil || !strings.Contains(err.Error(), "f.yaml: limits.max_body_bytes: ") {
+		t.Errorf("a non-numeric value for a numeric key: %v", err)
+	}
+}
