@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,35 @@ limits:
 		env(map[string]string{"BODY": "lots"}))
 	if err == nil || !strings.Contains(err.Error(), "f.yaml: limits.max_body_bytes: ") {
 		t.Errorf("a non-numeric value for a numeric key: %v", err)
+	}
+}
+
+// TestModelFilesMustExist: a file: tokenizer or chat template that cannot
+// be read is refused at load, at its key, not later by the tokenizer.
+func TestModelFilesMustExist(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/tokenizer.json"
+	if err := os.WriteFile(good, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := func(tok, tmpl string) string {
+		return "tenants: [{id: a, anonymous_loopback: true}]\nproviders: [{name: p, kind: sim}]\n" +
+			"models:\n  - name: m\n    context_window: 10\n    tokenizer: \"" + tok + "\"\n    chat_template: \"" + tmpl + "\"\n    routes: [{provider: p}]\n"
+	}
+	if _, err := Parse("f.yaml", []byte(y("file:"+good, "file:"+good)), env(nil)); err != nil {
+		t.Fatalf("readable files refused: %v", err)
+	}
+	cases := []struct{ name, tok, tmpl, want string }{
+		{"missing tokenizer", "file:" + dir + "/nope.json", "auto", "f.yaml: models[0].tokenizer: cannot read " + dir + "/nope.json: "},
+		{"tokenizer is a directory", "file:" + dir, "auto", "f.yaml: models[0].tokenizer: " + dir + " is a directory"},
+		{"missing template", "o200k_base", "file:" + dir + "/t.jinja", "f.yaml: models[0].chat_template: cannot read " + dir + "/t.jinja: "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(y(tc.tok, tc.tmpl)), env(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

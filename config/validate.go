@@ -2,9 +2,12 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -219,12 +222,18 @@ func (c *Config) Validate(file string) error {
 		switch {
 		case m.Tokenizer == "o200k_base", m.Tokenizer == "cl100k_base", m.Tokenizer == "bytes":
 		case strings.HasPrefix(m.Tokenizer, "file:") && len(m.Tokenizer) > len("file:"):
+			if reason := unreadable(strings.TrimPrefix(m.Tokenizer, "file:")); reason != "" {
+				bad(key+".tokenizer", "%s", reason)
+			}
 		default:
 			bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
 		}
 		switch {
 		case m.ChatTemplate == "auto", m.ChatTemplate == "none", m.ChatTemplate == "builtin:chatml":
 		case strings.HasPrefix(m.ChatTemplate, "file:") && len(m.ChatTemplate) > len("file:"):
+			if reason := unreadable(strings.TrimPrefix(m.ChatTemplate, "file:")); reason != "" {
+				bad(key+".chat_template", "%s", reason)
+			}
 		default:
 			bad(key+".chat_template", "%q is not auto, file:PATH, builtin:chatml or none", m.ChatTemplate)
 		}
@@ -308,6 +317,25 @@ func (c *Config) Validate(file string) error {
 		return errs
 	}
 	return nil
+}
+
+// unreadable says why path cannot be read as a file, or "" when it can.
+// Paths are relative to custody's working directory, as the tokenizer
+// and template loaders read them.
+func unreadable(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Sprintf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return path + " is a directory, not a file"
+	}
+	return ""
 }
 
 func isHTTPURL(s string) bool {
