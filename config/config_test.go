@@ -240,3 +240,25 @@ func TestModelFilesMustExist(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownKeySuggestsNearest: a key within two edits of one valid at
+// its level is named in the error; one far from all of them is not.
+func TestUnknownKeySuggestsNearest(t *testing.T) {
+	y := "listn: 127.0.0.1:1\ntenants:\n  - id: a\n    api_kyes: [k]\n    api_keys: [k]\nproviders:\n  - name: p\n    kind: sim\n    colour: red\nmodels:\n  - name: m\n    context_windw: 10\n    routes: [{provider: p, modle: x}]\nlimits: {max_body_byte: 2048}\n"
+	_, err := Parse("f.yaml", []byte(y), env(nil))
+	if err == nil {
+		t.Fatal("accepted unknown keys")
+	}
+	for _, w := range []string{
+		`f.yaml: listn: unknown key (line 1); did you mean "listen"?`,
+		`tenants[0].api_kyes: unknown key (line 4); did you mean "api_keys"?`,
+		`models[0].context_windw: unknown key (line 12); did you mean "context_window"?`,
+		`models[0].routes[0].modle: unknown key (line 13); did you mean "model"?`,
+		`limits.max_body_byte: unknown key (line 14); did you mean "max_body_bytes"?`,
+		"providers[0].colour: unknown key (line 9)\n",
+	} {
+		if !strings.Contains(err.Error()+"\n", w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+}

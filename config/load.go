@@ -200,7 +200,11 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string, errs *Errors) {
 				k := n.Content[i].Value
 				ft, ok := fields[k]
 				if !ok {
-					*errs = append(*errs, &Problem{file, join(path, k), fmt.Sprintf("unknown key (line %d)", n.Content[i].Line)})
+					reason := fmt.Sprintf("unknown key (line %d)", n.Content[i].Line)
+					if near := nearest(k, fields); near != "" {
+						reason += fmt.Sprintf("; did you mean %q?", near)
+					}
+					*errs = append(*errs, &Problem{file, join(path, k), reason})
 					continue
 				}
 				checkKeys(n.Content[i+1], ft, join(path, k), file, errs)
@@ -217,6 +221,45 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string, errs *Errors) {
 			}
 		}
 	}
+}
+
+// nearest returns the key of fields closest to k, if it is at most two
+// edits away (and fewer than k has letters: "ab" is not a typo of "id");
+// on a tie, the alphabetically first.
+func nearest(k string, fields map[string]reflect.Type) string {
+	best, bestD := "", 3
+	for f := range fields {
+		d := editDistance(k, f)
+		if d < bestD || (d == bestD && f < best) {
+			best, bestD = f, d
+		}
+	}
+	if best == "" || bestD >= len(k) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (config keys are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
