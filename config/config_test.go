@@ -262,3 +262,20 @@ func TestUnknownKeySuggestsNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedTenantIDsRefused: no configured tenant may take the id of
+// one of custody's own principals (it would read their receipts).
+func TestReservedTenantIDsRefused(t *testing.T) {
+	for _, id := range []string{"admin", "Admin", "custody:admin", "custody:canary", "canary", "canary-7", "custody-canary", AdminPrincipal, CanaryPrincipal} {
+		y := "tenants: [{id: \"" + id + "\", api_keys: [k]}]\n"
+		_, err := Parse("f.yaml", []byte(y), env(nil))
+		if err == nil || !strings.Contains(err.Error(), "f.yaml: tenants[0].id: ") || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("tenant id %q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"acme", "administrators", "my-canary", "custody"} {
+		if _, err := Parse("f.yaml", []byte("tenants: [{id: \""+id+"\", api_keys: [k]}]\n"), env(nil)); err != nil {
+			t.Errorf("tenant id %q refused: %v", id, err)
+		}
+	}
+}

@@ -255,6 +255,9 @@ func (c *Config) Validate(file string) error {
 	for i, t := range c.Tenants {
 		key := fmt.Sprintf("tenants[%d]", i)
 		named(tenants, key+".id", "tenant", t.ID)
+		if ReservedTenantID(t.ID) {
+			bad(key+".id", "%q is reserved for custody's own principals (admin, canary..., custody:...); choose another id", t.ID)
+		}
 		if len(t.APIKeys) == 0 && len(t.APIKeySHA256) == 0 && !t.AnonymousLoopback {
 			bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
 		}
