@@ -276,6 +276,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.writeError(w, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
 		}
 	}()
+	if len(r.TransferEncoding) > 0 {
+		// Go's server deletes a Content-Length sent beside
+		// Transfer-Encoding before any handler sees it, so custody cannot
+		// tell that request from a plain chunked one: it closes the
+		// connection after either, as RFC 9112 §6.1 requires of the
+		// first, so that no bytes framed by the other header are read as
+		// a request (smuggling). API clients send Content-Length.
+		w.Header().Set("Connection", "close")
+	}
 	g.mux.ServeHTTP(w, r)
 }
 
