@@ -76,6 +76,17 @@ type Limits struct {
 	// MaxConcurrentPerTenant bounds in-flight requests per tenant (429
 	// with Retry-After above it). Zero means 256.
 	MaxConcurrentPerTenant int `yaml:"max_concurrent_per_tenant"`
+	// MaxConnections bounds the client connections open at once (idle
+	// keep-alives included). Above it, new connections wait in the
+	// kernel's listen backlog, unanswered, until one closes; they are
+	// not accepted and closed. Read at start: a reload does not change
+	// it. Zero means 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxStreamBytes bounds the bytes of one upstream stream (its events,
+	// keep-alive comments included). A stream that exceeds it is ended
+	// with one stream_inconsistent error event and no [DONE]. Zero means
+	// 64 MiB.
+	MaxStreamBytes int64 `yaml:"max_stream_bytes"`
 }
 
 // Tenant is a client of the gateway.

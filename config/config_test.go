@@ -69,6 +69,9 @@ func TestParseGood(t *testing.T) {
 	if c.Tenants[0].Policy != "default" || len(c.Policies) != 2 {
 		t.Errorf("default policy not added: %+v", c.Policies)
 	}
+	if c.Limits.MaxConnections != 4096 || c.Limits.MaxStreamBytes != 64<<20 {
+		t.Errorf("limits defaults (SPEC §5): %+v", c.Limits)
+	}
 	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 100*time.Millisecond {
 		t.Errorf("limits/ledger defaults: %+v %+v", c.Limits, c.Ledger)
 	}

@@ -56,6 +56,12 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxConcurrentPerTenant == 0 {
 		c.Limits.MaxConcurrentPerTenant = 256
 	}
+	if c.Limits.MaxConnections == 0 {
+		c.Limits.MaxConnections = 4096
+	}
+	if c.Limits.MaxStreamBytes == 0 {
+		c.Limits.MaxStreamBytes = 64 << 20
+	}
 	if c.Canaries.NeedleMaxTokens == 0 {
 		c.Canaries.NeedleMaxTokens = 16384
 	}
@@ -168,6 +174,12 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Limits.MaxConcurrentPerTenant < 0 {
 		bad("limits.max_concurrent_per_tenant", "must not be negative")
+	}
+	if c.Limits.MaxConnections < 0 {
+		bad("limits.max_connections", "must not be negative")
+	}
+	if c.Limits.MaxStreamBytes < 0 {
+		bad("limits.max_stream_bytes", "must not be negative")
 	}
 
 	policies := map[string]bool{}
