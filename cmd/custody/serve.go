@@ -168,6 +168,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
+	a.listener = gateway.LimitListener(a.listener, cfg.Limits.MaxConnections)
 	a.closers = append(a.closers, func() { a.listener.Close() })
 
 	tenantIDs := make([]string, len(cfg.Tenants))
