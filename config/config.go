@@ -87,6 +87,12 @@ type Limits struct {
 	// with one stream_inconsistent error event and no [DONE]. Zero means
 	// 64 MiB.
 	MaxStreamBytes int64 `yaml:"max_stream_bytes"`
+	// AuthFailuresPerMinute is how many wrong admin keys one client IP may
+	// present a minute, at the admin endpoints and the console login
+	// together; past it every attempt from that IP gets 429 with
+	// Retry-After until its allowance refills. Read at start. Zero means
+	// 10; negative means no limit.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute"`
 }
 
 // Tenant is a client of the gateway.

@@ -62,6 +62,9 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxStreamBytes == 0 {
 		c.Limits.MaxStreamBytes = 64 << 20
 	}
+	if c.Limits.AuthFailuresPerMinute == 0 {
+		c.Limits.AuthFailuresPerMinute = 10
+	}
 	if c.Canaries.NeedleMaxTokens == 0 {
 		c.Canaries.NeedleMaxTokens = 16384
 	}

@@ -71,6 +71,19 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// LoginLimiter, when set, bounds wrong keys at login per client (the
+	// gateway's AuthFailures, shared with its admin endpoints, so that
+	// guesses cannot be spread over the two); nil means no limit.
+	LoginLimiter LoginLimiter
+}
+
+// LoginLimiter counts wrong keys per client address.
+type LoginLimiter interface {
+	// Allow reports whether remoteAddr may try a key now; if not, how
+	// long until it may.
+	Allow(remoteAddr string) (retryAfter time.Duration, ok bool)
+	// Fail counts a wrong key from remoteAddr.
+	Fail(remoteAddr string)
 }
 
 // Log is this replica's transparency log; *ledger.Log satisfies it.

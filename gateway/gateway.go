@@ -70,6 +70,10 @@ type Options struct {
 	Evidence *Evidence
 	// Extra handlers mounted beside the API (the log, admin endpoints).
 	Mounts map[string]http.Handler
+	// AuthFailures, when set, is the admin-key failure limiter to use (the
+	// previous gateway's, on reload); nil means a new one of
+	// Config.Limits.AuthFailuresPerMinute.
+	AuthFailures *AuthFailures
 }
 
 // Gateway is the http.Handler of `custody serve`.
@@ -165,6 +169,10 @@ func New(o Options) (*Gateway, error) {
 		skipChecks:   o.SkipChecks,
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
+	}
+	g.keys.fails = o.AuthFailures
+	if g.keys.fails == nil {
+		g.keys.fails = NewAuthFailures(c.Limits.AuthFailuresPerMinute, o.Now)
 	}
 	for _, p := range o.KnownPaths {
 		g.paths.seed(p.Model, p.Provider, p.ResponseModel, p.Fingerprint)
@@ -293,6 +301,10 @@ func (g *Gateway) Tenant(r *http.Request) (*config.Tenant, error) { return g.key
 
 // Admin authenticates r as an admin.
 func (g *Gateway) Admin(r *http.Request) error { return g.keys.admin(r) }
+
+// AuthFailures is the gateway's admin-key failure limiter, for the
+// console login to share.
+func (g *Gateway) AuthFailures() *AuthFailures { return g.keys.fails }
 
 // IsAdminKey reports whether key is an admin key (for the console login).
 func (g *Gateway) IsAdminKey(key string) bool { return g.keys.isAdmin(key) }

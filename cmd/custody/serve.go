@@ -232,6 +232,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	a.setWebhooks(cfg)
 	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
 	var runner *canary.Runner
+	// One admin-key failure limiter for the console and the admin API,
+	// kept across reloads.
+	authFailures := gateway.NewAuthFailures(cfg.Limits.AuthFailuresPerMinute, nil)
+	if old := a.gw.Load(); old != nil {
+		authFailures = old.AuthFailures()
+	}
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
 		Index:         a.index,
@@ -239,11 +245,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
 		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
+		LoginLimiter:  authFailures,
 	})
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+	opts := gateway.Options{AuthFailures: authFailures, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
