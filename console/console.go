@@ -71,6 +71,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Models are the configured client-facing model names: only they get
+	// a card on the overview, since a requested model name is whatever a
+	// tenant sent (requests for others are counted in one line). nil
+	// means every requested name gets a card.
+	Models []string
 	// LoginLimiter, when set, bounds wrong keys at login per client (the
 	// gateway's AuthFailures, shared with its admin endpoints, so that
 	// guesses cannot be spread over the two); nil means no limit.

@@ -246,6 +246,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
 		LoginLimiter:  authFailures,
+		Models:        models,
 	})
 	if err != nil {
 		return nil, err
