@@ -76,6 +76,23 @@ type Limits struct {
 	// MaxConcurrentPerTenant bounds in-flight requests per tenant (429
 	// with Retry-After above it). Zero means 256.
 	MaxConcurrentPerTenant int `yaml:"max_concurrent_per_tenant"`
+	// MaxConnections bounds the client connections open at once (idle
+	// keep-alives included). Above it, new connections wait in the
+	// kernel's listen backlog, unanswered, until one closes; they are
+	// not accepted and closed. Read at start: a reload does not change
+	// it. Zero means 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxStreamBytes bounds the bytes of one upstream stream (its events,
+	// keep-alive comments included). A stream that exceeds it is ended
+	// with one stream_inconsistent error event and no [DONE]. Zero means
+	// 64 MiB.
+	MaxStreamBytes int64 `yaml:"max_stream_bytes"`
+	// AuthFailuresPerMinute is how many wrong admin keys one client IP may
+	// present a minute, at the admin endpoints and the console login
+	// together; past it every attempt from that IP gets 429 with
+	// Retry-After until its allowance refills. Read at start. Zero means
+	// 10; negative means no limit.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute"`
 }
 
 // Tenant is a client of the gateway.

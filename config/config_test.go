@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,9 @@ func TestParseGood(t *testing.T) {
 	}
 	if c.Tenants[0].Policy != "default" || len(c.Policies) != 2 {
 		t.Errorf("default policy not added: %+v", c.Policies)
+	}
+	if c.Limits.MaxConnections != 4096 || c.Limits.MaxStreamBytes != 64<<20 {
+		t.Errorf("limits defaults (SPEC §5): %+v", c.Limits)
 	}
 	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 100*time.Millisecond {
 		t.Errorf("limits/ledger defaults: %+v %+v", c.Limits, c.Ledger)
@@ -152,5 +156,129 @@ func TestInterpolatedValueIsNotYAML(t *testing.T) {
 	}
 	if c.Tenants[0].APIKeys[0] != "[x, y]: z" {
 		t.Errorf("got %q", c.Tenants[0].APIKeys[0])
+	}
+}
+
+// TestInterpolateTypedValues: ${VAR} in a numeric, boolean or duration
+// field takes the variable's value as that type; a quoted or !!str-tagged
+// reference stays a string, and a variable holding YAML syntax or a null
+// word is still data.
+func TestInterpolateTypedValues(t *testing.T) {
+	y := `
+tenants:
+  - {id: a, api_keys: ["${K}"]}
+  - id: b
+    api_keys:
+      - ${NULLKEY}
+providers:
+  - name: p
+    kind: sim
+    timeout: "${TIMEOUT}"
+    breaker_threshold: ${THRESHOLD}
+models:
+  - name: m
+    context_window: ${WINDOW}
+    verified_capacity: ${CAPACITY:-2048}
+    routes: [{provider: p}]
+policies:
+  - name: default
+    require_pinned: ${PINNED}
+limits:
+  max_body_bytes: ${BODY}
+`
+	c, err := Parse("f.yaml", []byte(y), env(map[string]string{
+		"K": "12345", "NULLKEY": "null", "TIMEOUT": "7s", "THRESHOLD": "3",
+		"WINDOW": "4096", "PINNED": "true", "BODY": "1_048_576",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Models[0]
+	if m.ContextWindow != 4096 || m.VerifiedCapacity != 2048 {
+		t.Errorf("context_window %d, verified_capacity %d", m.ContextWindow, m.VerifiedCapacity)
+	}
+	if p := c.Providers[0]; p.Timeout != 7*time.Second || p.BreakerThreshold != 3 {
+		t.Errorf("timeout %v, breaker_threshold %d", p.Timeout, p.BreakerThreshold)
+	}
+	if !c.Policies[0].RequirePinned || c.Limits.MaxBodyBytes != 1<<20 {
+		t.Errorf("require_pinned %v, max_body_bytes %d", c.Policies[0].RequirePinned, c.Limits.MaxBodyBytes)
+	}
+	if c.Tenants[0].APIKeys[0] != "12345" || c.Tenants[1].APIKeys[0] != "null" {
+		t.Errorf("keys %q %q", c.Tenants[0].APIKeys, c.Tenants[1].APIKeys)
+	}
+
+	_, err = Parse("f.yaml", []byte("tenants: [{id: a, anonymous_loopback: true}]\nlimits:\n  max_body_bytes: ${BODY}\n"),
+		env(map[string]string{"BODY": "lots"}))
+	if err == nil || !strings.Contains(err.Error(), "f.yaml: limits.max_body_bytes: ") {
+		t.Errorf("a non-numeric value for a numeric key: %v", err)
+	}
+}
+
+// TestModelFilesMustExist: a file: tokenizer or chat template that cannot
+// be read is refused at load, at its key, not later by the tokenizer.
+func TestModelFilesMustExist(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/tokenizer.json"
+	if err := os.WriteFile(good, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y := func(tok, tmpl string) string {
+		return "tenants: [{id: a, anonymous_loopback: true}]\nproviders: [{name: p, kind: sim}]\n" +
+			"models:\n  - name: m\n    context_window: 10\n    tokenizer: \"" + tok + "\"\n    chat_template: \"" + tmpl + "\"\n    routes: [{provider: p}]\n"
+	}
+	if _, err := Parse("f.yaml", []byte(y("file:"+good, "file:"+good)), env(nil)); err != nil {
+		t.Fatalf("readable files refused: %v", err)
+	}
+	cases := []struct{ name, tok, tmpl, want string }{
+		{"missing tokenizer", "file:" + dir + "/nope.json", "auto", "f.yaml: models[0].tokenizer: cannot read " + dir + "/nope.json: "},
+		{"tokenizer is a directory", "file:" + dir, "auto", "f.yaml: models[0].tokenizer: " + dir + " is a directory"},
+		{"missing template", "o200k_base", "file:" + dir + "/t.jinja", "f.yaml: models[0].chat_template: cannot read " + dir + "/t.jinja: "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(y(tc.tok, tc.tmpl)), env(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnknownKeySuggestsNearest: a key within two edits of one valid at
+// its level is named in the error; one far from all of them is not.
+func TestUnknownKeySuggestsNearest(t *testing.T) {
+	y := "listn: 127.0.0.1:1\ntenants:\n  - id: a\n    api_kyes: [k]\n    api_keys: [k]\nproviders:\n  - name: p\n    kind: sim\n    colour: red\nmodels:\n  - name: m\n    context_windw: 10\n    routes: [{provider: p, modle: x}]\nlimits: {max_body_byte: 2048}\n"
+	_, err := Parse("f.yaml", []byte(y), env(nil))
+	if err == nil {
+		t.Fatal("accepted unknown keys")
+	}
+	for _, w := range []string{
+		`f.yaml: listn: unknown key (line 1); did you mean "listen"?`,
+		`tenants[0].api_kyes: unknown key (line 4); did you mean "api_keys"?`,
+		`models[0].context_windw: unknown key (line 12); did you mean "context_window"?`,
+		`models[0].routes[0].modle: unknown key (line 13); did you mean "model"?`,
+		`limits.max_body_byte: unknown key (line 14); did you mean "max_body_bytes"?`,
+		"providers[0].colour: unknown key (line 9)\n",
+	} {
+		if !strings.Contains(err.Error()+"\n", w) {
+			t.Errorf("missing %q in:\n%v", w, err)
+		}
+	}
+}
+
+// TestReservedTenantIDsRefused: no configured tenant may take the id of
+// one of custody's own principals (it would read their receipts).
+func TestReservedTenantIDsRefused(t *testing.T) {
+	for _, id := range []string{"admin", "Admin", "custody:admin", "custody:canary", "canary", "canary-7", "custody-canary", AdminPrincipal, CanaryPrincipal} {
+		y := "tenants: [{id: \"" + id + "\", api_keys: [k]}]\n"
+		_, err := Parse("f.yaml", []byte(y), env(nil))
+		if err == nil || !strings.Contains(err.Error(), "f.yaml: tenants[0].id: ") || !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("tenant id %q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"acme", "administrators", "my-canary", "custody"} {
+		if _, err := Parse("f.yaml", []byte("tenants: [{id: \""+id+"\", api_keys: [k]}]\n"), env(nil)); err != nil {
+			t.Errorf("tenant id %q refused: %v", id, err)
+		}
 	}
 }

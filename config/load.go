@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -62,7 +63,7 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 		if doc.Kind != yaml.MappingNode {
 			return nil, Errors{&Problem{file, "(file)", "the top level must be a mapping of keys"}}
 		}
-		interpolate(doc, "", file, lookup, &errs)
+		interpolate(doc, reflect.TypeOf(Config{}), "", file, lookup, &errs)
 		checkKeys(doc, reflect.TypeOf(Config{}), "", file, &errs)
 	}
 	c := &Config{}
@@ -94,23 +95,48 @@ func yamlReason(err error) string {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// interpolate replaces ${VAR} and ${VAR:-default} in every scalar value.
+// interpolate replaces ${VAR} and ${VAR:-default} in every scalar value;
+// t is the Go type the node decodes into (nil for an unknown key).
 // An unset variable without a default is an error: a missing secret must
 // not silently become an empty key.
-func interpolate(n *yaml.Node, path, file string, lookup func(string) (string, bool), errs *Errors) {
+//
+// The parser has already typed every plain scalar by its text, so
+// `context_window: ${WINDOW}` is the string "${WINDOW}" until it is
+// interpolated here and typed again for its field: a value for a string
+// field stays exactly what the variable holds (null, true and 0x10
+// included), a value for a number, boolean or duration is read as that
+// type, and one that is not is reported at its key.
+func interpolate(n *yaml.Node, t reflect.Type, path, file string, lookup func(string) (string, bool), errs *Errors) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			interpolate(n.Content[i+1], join(path, n.Content[i].Value), file, lookup, errs)
+			k := n.Content[i].Value
+			var ft reflect.Type
+			switch {
+			case t == nil:
+			case t.Kind() == reflect.Struct:
+				ft = yamlFields(t)[k]
+			case t.Kind() == reflect.Map:
+				ft = t.Elem()
+			}
+			interpolate(n.Content[i+1], ft, join(path, k), file, lookup, errs)
 		}
 	case yaml.SequenceNode:
+		var et reflect.Type
+		if t != nil && t.Kind() == reflect.Slice {
+			et = t.Elem()
+		}
 		for i, c := range n.Content {
-			interpolate(c, fmt.Sprintf("%s[%d]", path, i), file, lookup, errs)
+			interpolate(c, et, fmt.Sprintf("%s[%d]", path, i), file, lookup, errs)
 		}
 	case yaml.ScalarNode:
 		if !strings.Contains(n.Value, "${") {
 			return
 		}
+		unset := false
 		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 			m := envRef.FindStringSubmatch(ref)
 			if v, ok := lookup(m[1]); ok && v != "" {
@@ -119,16 +145,45 @@ func interpolate(n *yaml.Node, path, file string, lookup func(string) (string, b
 			if m[2] != "" {
 				return m[3]
 			}
+			unset = true
 			*errs = append(*errs, &Problem{file, path, fmt.Sprintf("environment variable %s is not set", m[1])})
 			return ""
 		})
-		// An interpolated value is data, never YAML: keep it a string
-		// unless the field's type asks otherwise (the decoder converts).
-		if n.Tag == "!!str" || n.Style != 0 {
+		// An interpolated value is data, never YAML: it stays one scalar
+		// whatever it holds. A quoted or explicitly tagged reference
+		// keeps what its author wrote.
+		if n.Style != 0 || unset {
 			return
 		}
-		n.Tag = ""
+		if t == nil || t.Kind() == reflect.String || t.Kind() == reflect.Interface {
+			n.Tag = "!!str"
+			return
+		}
+		n.Tag = "" // typed by the decoder from the interpolated text
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			*errs = append(*errs, &Problem{file, path, fmt.Sprintf("%q (interpolated) is not a %s", n.Value, typeWord(t))})
+			// Reported here, at its key: the whole-file decode leaves
+			// the field zero instead of reporting it again.
+			n.Tag, n.Value = "!!null", ""
+		}
 	}
+}
+
+// typeWord names what a scalar field expects, for messages.
+func typeWord(t reflect.Type) string {
+	if t == reflect.TypeOf(time.Duration(0)) {
+		return "duration (e.g. 30s)"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "whole number"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return t.String()
 }
 
 // checkKeys reports every key that names no field, with its full path.
@@ -145,7 +200,11 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string, errs *Errors) {
 				k := n.Content[i].Value
 				ft, ok := fields[k]
 				if !ok {
-					*errs = append(*errs, &Problem{file, join(path, k), fmt.Sprintf("unknown key (line %d)", n.Content[i].Line)})
+					reason := fmt.Sprintf("unknown key (line %d)", n.Content[i].Line)
+					if near := nearest(k, fields); near != "" {
+						reason += fmt.Sprintf("; did you mean %q?", near)
+					}
+					*errs = append(*errs, &Problem{file, join(path, k), reason})
 					continue
 				}
 				checkKeys(n.Content[i+1], ft, join(path, k), file, errs)
@@ -162,6 +221,45 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string, errs *Errors) {
 			}
 		}
 	}
+}
+
+// nearest returns the key of fields closest to k, if it is at most two
+// edits away (and fewer than k has letters: "ab" is not a typo of "id");
+// on a tie, the alphabetically first.
+func nearest(k string, fields map[string]reflect.Type) string {
+	best, bestD := "", 3
+	for f := range fields {
+		d := editDistance(k, f)
+		if d < bestD || (d == bestD && f < best) {
+			best, bestD = f, d
+		}
+	}
+	if best == "" || bestD >= len(k) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (config keys are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {

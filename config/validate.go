@@ -2,9 +2,12 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +55,15 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Limits.MaxConcurrentPerTenant == 0 {
 		c.Limits.MaxConcurrentPerTenant = 256
+	}
+	if c.Limits.MaxConnections == 0 {
+		c.Limits.MaxConnections = 4096
+	}
+	if c.Limits.MaxStreamBytes == 0 {
+		c.Limits.MaxStreamBytes = 64 << 20
+	}
+	if c.Limits.AuthFailuresPerMinute == 0 {
+		c.Limits.AuthFailuresPerMinute = 10
 	}
 	if c.Canaries.NeedleMaxTokens == 0 {
 		c.Canaries.NeedleMaxTokens = 16384
@@ -166,6 +178,12 @@ func (c *Config) Validate(file string) error {
 	if c.Limits.MaxConcurrentPerTenant < 0 {
 		bad("limits.max_concurrent_per_tenant", "must not be negative")
 	}
+	if c.Limits.MaxConnections < 0 {
+		bad("limits.max_connections", "must not be negative")
+	}
+	if c.Limits.MaxStreamBytes < 0 {
+		bad("limits.max_stream_bytes", "must not be negative")
+	}
 
 	policies := map[string]bool{}
 	for i, p := range c.Policies {
@@ -219,12 +237,18 @@ func (c *Config) Validate(file string) error {
 		switch {
 		case m.Tokenizer == "o200k_base", m.Tokenizer == "cl100k_base", m.Tokenizer == "bytes":
 		case strings.HasPrefix(m.Tokenizer, "file:") && len(m.Tokenizer) > len("file:"):
+			if reason := unreadable(strings.TrimPrefix(m.Tokenizer, "file:")); reason != "" {
+				bad(key+".tokenizer", "%s", reason)
+			}
 		default:
 			bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
 		}
 		switch {
 		case m.ChatTemplate == "auto", m.ChatTemplate == "none", m.ChatTemplate == "builtin:chatml":
 		case strings.HasPrefix(m.ChatTemplate, "file:") && len(m.ChatTemplate) > len("file:"):
+			if reason := unreadable(strings.TrimPrefix(m.ChatTemplate, "file:")); reason != "" {
+				bad(key+".chat_template", "%s", reason)
+			}
 		default:
 			bad(key+".chat_template", "%q is not auto, file:PATH, builtin:chatml or none", m.ChatTemplate)
 		}
@@ -246,6 +270,9 @@ func (c *Config) Validate(file string) error {
 	for i, t := range c.Tenants {
 		key := fmt.Sprintf("tenants[%d]", i)
 		named(tenants, key+".id", "tenant", t.ID)
+		if ReservedTenantID(t.ID) {
+			bad(key+".id", "%q is reserved for custody's own principals (admin, canary..., custody:...); choose another id", t.ID)
+		}
 		if len(t.APIKeys) == 0 && len(t.APIKeySHA256) == 0 && !t.AnonymousLoopback {
 			bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
 		}
@@ -308,6 +335,25 @@ func (c *Config) Validate(file string) error {
 		return errs
 	}
 	return nil
+}
+
+// unreadable says why path cannot be read as a file, or "" when it can.
+// Paths are relative to custody's working directory, as the tokenizer
+// and template loaders read them.
+func unreadable(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Sprintf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return path + " is a directory, not a file"
+	}
+	return ""
 }
 
 func isHTTPURL(s string) bool {

@@ -71,6 +71,24 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Models are the configured client-facing model names: only they get
+	// a card on the overview, since a requested model name is whatever a
+	// tenant sent (requests for others are counted in one line). nil
+	// means every requested name gets a card.
+	Models []string
+	// LoginLimiter, when set, bounds wrong keys at login per client (the
+	// gateway's AuthFailures, shared with its admin endpoints, so that
+	// guesses cannot be spread over the two); nil means no limit.
+	LoginLimiter LoginLimiter
+}
+
+// LoginLimiter counts wrong keys per client address.
+type LoginLimiter interface {
+	// Allow reports whether remoteAddr may try a key now; if not, how
+	// long until it may.
+	Allow(remoteAddr string) (retryAfter time.Duration, ok bool)
+	// Fail counts a wrong key from remoteAddr.
+	Fail(remoteAddr string)
 }
 
 // Log is this replica's transparency log; *ledger.Log satisfies it.

@@ -140,6 +140,7 @@ func newEnv(t *testing.T, tls bool) *env {
 			}
 		},
 		Logger: logger,
+		Models: modelNames(cfg),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -237,4 +238,13 @@ func (e *env) receipt(id string) []byte {
 		e.t.Fatalf("receipt %s: %d %s", id, resp.StatusCode, b)
 	}
 	return b
+}
+
+// modelNames are cfg's client-facing model names, as serve gives them.
+func modelNames(cfg *config.Config) []string {
+	names := make([]string, len(cfg.Models))
+	for i, m := range cfg.Models {
+		names[i] = m.Name
+	}
+	return names
 }

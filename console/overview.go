@@ -22,6 +22,10 @@ type overviewData struct {
 	Window       time.Duration
 	Records      int64
 	Models       []*modelStats
+	// Unconfigured counts the requests for model names that are not
+	// configured (each a 400): they get no card, or any tenant could add
+	// cards without end by sending made-up names.
+	Unconfigured int64
 	Windows      []window
 }
 
@@ -75,14 +79,20 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) error {
 	if c.cfg.Health != nil {
 		health = c.cfg.Health()
 	}
-	d := summarize(rows, health, since, until)
+	d := summarize(rows, health, since, until, c.known)
 	d.Windows = windows
 	return c.render(w, r, http.StatusOK, "overview", d)
 }
 
+// known reports whether a requested model name gets a card.
+func (c *Console) known(model string) bool {
+	return c.cfg.Models == nil || slices.Contains(c.cfg.Models, model)
+}
+
 // summarize folds the index's counts (and canary health) per model and
-// route; rows' buckets are slices of [since, until].
-func summarize(rows []index.StatsRow, health []RouteHealth, since, until time.Time) *overviewData {
+// route; rows' buckets are slices of [since, until]. Only models known
+// says yes to get a card; the others' rows are counted in Unconfigured.
+func summarize(rows []index.StatsRow, health []RouteHealth, since, until time.Time, known func(string) bool) *overviewData {
 	d := &overviewData{Since: since.UTC(), Until: until.UTC(), Window: until.Sub(since)}
 	models := map[string]*modelStats{}
 	get := func(name string) *modelStats {
@@ -94,6 +104,11 @@ func summarize(rows []index.StatsRow, health []RouteHealth, since, until time.Ti
 		return m
 	}
 	for _, row := range rows {
+		if !known(row.RequestedModel) {
+			d.Records += row.Count
+			d.Unconfigured += row.Count
+			continue
+		}
 		m := get(row.RequestedModel)
 		rk := routeKey{row.Route, row.Provider}
 		rs := m.routes[rk]
@@ -112,6 +127,9 @@ func summarize(rows []index.StatsRow, health []RouteHealth, since, until time.Ti
 		}
 	}
 	for _, h := range health {
+		if !known(h.Model) {
+			continue
+		}
 		m := get(h.Model)
 		m.Health = append(m.Health, h)
 	}

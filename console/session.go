@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -188,7 +189,20 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	key := strings.TrimSpace(r.PostFormValue("key"))
+	if lim := c.cfg.LoginLimiter; lim != nil && key != "" {
+		// Checked before the key, right or wrong: a guess that would be
+		// right must not be told so while guessing is refused.
+		if wait, ok := lim.Allow(r.RemoteAddr); !ok {
+			secs := max(1, int((wait+time.Second-1)/time.Second))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			return c.render(w, r, http.StatusTooManyRequests, "login",
+				map[string]string{"Error": fmt.Sprintf("Too many wrong keys from this address: try again in %d s.", secs)})
+		}
+	}
 	if key == "" || !c.cfg.IsAdminKey(key) {
+		if lim := c.cfg.LoginLimiter; lim != nil && key != "" {
+			lim.Fail(r.RemoteAddr)
+		}
 		return c.render(w, r, http.StatusUnauthorized, "login", map[string]string{"Error": "That is not an admin key."})
 	}
 	tok, exp := c.sess.issue()

@@ -94,7 +94,7 @@ func TestSummarize(t *testing.T) {
 		{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3},
 		{Bucket: buckets - 1, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Count: 1},
 	}
-	d := summarize(rows, []RouteHealth{{Model: "n", Route: 0, Probe: "identity"}}, since, until)
+	d := summarize(rows, []RouteHealth{{Model: "n", Route: 0, Probe: "identity"}}, since, until, func(string) bool { return true })
 	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" || d.Records != 6 {
 		t.Fatalf("models %+v, %d records", d.Models, d.Records)
 	}
@@ -123,7 +123,7 @@ func TestSummarize(t *testing.T) {
 func TestChartEscapes(t *testing.T) {
 	now := time.Now()
 	evil := `<script>alert(1)</script>`
-	d := summarize([]index.StatsRow{{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}, nil, now.Add(-time.Hour), now)
+	d := summarize([]index.StatsRow{{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}, nil, now.Add(-time.Hour), now, func(string) bool { return true })
 	svg := string(d.Models[0].Mix)
 	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("unescaped model name in the chart: %s", svg)

@@ -19,6 +19,7 @@ type keyring struct {
 	tenants   map[[32]byte]*config.Tenant
 	admins    map[[32]byte]bool
 	anonymous *config.Tenant // the tenant of keyless loopback requests, if any
+	fails     *AuthFailures  // wrong admin keys per client IP
 }
 
 func newKeyring(c *config.Config) *keyring {
@@ -90,12 +91,17 @@ func (k *keyring) admin(r *http.Request) error {
 	if !ok {
 		return custody.Errorf(custody.CodeUnauthorized, "missing admin key")
 	}
+	if wait, ok := k.fails.Allow(r.RemoteAddr); !ok {
+		return &custody.Error{Code: custody.CodeRateLimited, RetryAfter: retrySeconds(wait),
+			Message: "too many wrong admin keys from this address; retry later"}
+	}
 	if k.isAdmin(key) {
 		return nil
 	}
 	if _, isTenant := k.tenants[sha256.Sum256([]byte(key))]; isTenant {
 		return custody.Errorf(custody.CodeForbidden, "this endpoint needs an admin key")
 	}
+	k.fails.Fail(r.RemoteAddr)
 	return custody.Errorf(custody.CodeUnauthorized, "unknown admin key")
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
@@ -57,11 +58,24 @@ type canaryTarget struct {
 func (t *canaryTarget) Name() string              { return t.m.cfg.Name + "/" + t.rt.cfg.Provider }
 func (t *canaryTarget) Capacity() int             { return t.m.capacity }
 func (t *canaryTarget) Counter() tokenize.Counter { return t.m.counter }
+
+// tenant is the synthetic tenant a probe runs as, always in custody's
+// internal namespace whatever the canary package calls it (its default
+// "custody-canary" becomes custody:canary): config refuses tenant ids
+// there, so no configured tenant shares a canary's receipts, records or
+// contamination secrets.
 func (t *canaryTarget) tenant(id string) *config.Tenant {
-	if id == "" {
-		id = "custody-canary"
+	return &config.Tenant{ID: canaryTenantID(id), Policy: canaryPolicy.Name}
+}
+
+func canaryTenantID(id string) string {
+	switch {
+	case id == "" || id == "custody-canary":
+		return config.CanaryPrincipal
+	case strings.HasPrefix(id, config.InternalPrefix):
+		return id
 	}
-	return &config.Tenant{ID: id, Policy: canaryPolicy.Name}
+	return config.CanaryPrincipal + ":" + id
 }
 
 // Chat sends the probe through custody's checks on this route only.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
+	"github.com/custody-gateway/custody/config"
 )
 
 // EndpointReenroll is the leaf endpoint of an identity re-enrollment: an
@@ -71,7 +72,7 @@ func (g *Gateway) reenroll(w http.ResponseWriter, r *http.Request) error {
 		}
 		now := g.now()
 		provider, _, _ := strings.Cut(strings.TrimPrefix(req.Route, rt.Model+"/"), "/")
-		tx := &custody.Transaction{ID: custody.NewID(now), Time: now.UTC(), Endpoint: EndpointReenroll, Tenant: "admin",
+		tx := &custody.Transaction{ID: custody.NewID(now), Time: now.UTC(), Endpoint: EndpointReenroll, Tenant: config.AdminPrincipal,
 			Canary: true, RequestedModel: rt.Model, Provider: provider, Route: rt.Index, Decision: string(ev.Kind),
 			Verdict: custody.Verified, Status: http.StatusOK, PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1}
 		if err := g.rec.Record(r.Context(), tx); err != nil {

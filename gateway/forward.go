@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/policy"
+	"github.com/custody-gateway/custody/telemetry/tracecontext"
 	"github.com/custody-gateway/custody/upstream"
 )
 
@@ -133,7 +132,7 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 		call.TraceParent, end = x.g.tracer.StartAttempt(ctx, rt.cfg.Provider, rt.cfg.Model)
 		defer func() { end(x.tx.Status, err) }()
 	} else {
-		call.TraceParent = traceParent(x.r.Header.Get("Traceparent"))
+		call.TraceParent = tracecontext.Continue(x.r.Header.Values("Traceparent"))
 	}
 	if !x.tx.Stream {
 		// A plain call is bounded as a whole; a stream by the gap between
@@ -208,20 +207,4 @@ func (x *exchange) checkEcho(rt route, resp *http.Response) {
 		return
 	}
 	x.tx.Pass(custody.CheckRequestID, "")
-}
-
-// traceParent continues the client's W3C trace (same trace id, new span)
-// or starts one.
-func traceParent(incoming string) string {
-	var span [8]byte
-	rand.Read(span[:])
-	parts := strings.Split(incoming, "-")
-	if len(parts) == 4 && len(parts[0]) == 2 && len(parts[1]) == 32 && len(parts[2]) == 16 && parts[1] != strings.Repeat("0", 32) {
-		if _, err := hex.DecodeString(parts[1]); err == nil {
-			return "00-" + parts[1] + "-" + hex.EncodeToString(span[:]) + "-" + parts[3][:min(2, len(parts[3]))]
-		}
-	}
-	var trace [16]byte
-	rand.Read(trace[:])
-	return "00-" + hex.EncodeToString(trace[:]) + "-" + hex.EncodeToString(span[:]) + "-01"
 }

@@ -70,6 +70,10 @@ type Options struct {
 	Evidence *Evidence
 	// Extra handlers mounted beside the API (the log, admin endpoints).
 	Mounts map[string]http.Handler
+	// AuthFailures, when set, is the admin-key failure limiter to use (the
+	// previous gateway's, on reload); nil means a new one of
+	// Config.Limits.AuthFailuresPerMinute.
+	AuthFailures *AuthFailures
 }
 
 // Gateway is the http.Handler of `custody serve`.
@@ -165,6 +169,10 @@ func New(o Options) (*Gateway, error) {
 		skipChecks:   o.SkipChecks,
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
+	}
+	g.keys.fails = o.AuthFailures
+	if g.keys.fails == nil {
+		g.keys.fails = NewAuthFailures(c.Limits.AuthFailuresPerMinute, o.Now)
 	}
 	for _, p := range o.KnownPaths {
 		g.paths.seed(p.Model, p.Provider, p.ResponseModel, p.Fingerprint)
@@ -276,6 +284,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.writeError(w, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
 		}
 	}()
+	if len(r.TransferEncoding) > 0 {
+		// Go's server deletes a Content-Length sent beside
+		// Transfer-Encoding before any handler sees it, so custody cannot
+		// tell that request from a plain chunked one: it closes the
+		// connection after either, as RFC 9112 §6.1 requires of the
+		// first, so that no bytes framed by the other header are read as
+		// a request (smuggling). API clients send Content-Length.
+		w.Header().Set("Connection", "close")
+	}
 	g.mux.ServeHTTP(w, r)
 }
 
@@ -284,6 +301,10 @@ func (g *Gateway) Tenant(r *http.Request) (*config.Tenant, error) { return g.key
 
 // Admin authenticates r as an admin.
 func (g *Gateway) Admin(r *http.Request) error { return g.keys.admin(r) }
+
+// AuthFailures is the gateway's admin-key failure limiter, for the
+// console login to share.
+func (g *Gateway) AuthFailures() *AuthFailures { return g.keys.fails }
 
 // IsAdminKey reports whether key is an admin key (for the console login).
 func (g *Gateway) IsAdminKey(key string) bool { return g.keys.isAdmin(key) }

@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/ledger"
 	"github.com/custody-gateway/custody/verify"
@@ -54,7 +56,7 @@ func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tena
 	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
 		queue: make(chan index.Record, queueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
-	for _, id := range tenantIDs {
+	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
 	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: publicURL, VerifierKey: l.VerifierKey()}); err != nil {

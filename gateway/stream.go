@@ -42,6 +42,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		sawDone   bool // the upstream sent its terminal event
 		first     = true
 		readError error
+		size      int64 // bytes of the upstream's events so far
+		maxSize   = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
 		ev, err := sr.Next()
@@ -50,6 +52,12 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			break
 		}
 		idle.Reset(rt.prov.Timeout)
+		// Keep-alive comments count: they hold the connection as well.
+		if size += int64(len(ev.Raw)); maxSize > 0 && size > maxSize {
+			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "over limits.max_stream_bytes")
+			return custody.Errorf(custody.CodeStreamInconsistent,
+				"provider %s sent a stream longer than limits.max_stream_bytes (%d bytes)", rt.cfg.Provider, maxSize)
+		}
 		if ev.Comment || len(ev.Data) == 0 {
 			continue // upstream keep-alives are not relayed
 		}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/telemetry/tracecontext"
 )
 
 // Span names.
@@ -102,9 +103,13 @@ func (t *Tracer) Flush(ctx context.Context) error {
 }
 
 // StartTransaction begins the transaction's span (server kind),
-// continuing the client's W3C traceparent if it sent one.
+// continuing the client's W3C traceparent if it sent a valid one
+// (tracecontext.Parse), else starting a new trace.
 func (t *Tracer) StartTransaction(r *http.Request) (context.Context, func(tx *custody.Transaction)) {
-	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx := r.Context()
+	if clientTraceValid(r.Header) {
+		ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
 	ctx, span := t.tr.Start(ctx, SpanTransaction, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
 	return ctx, func(tx *custody.Transaction) {
@@ -200,4 +205,16 @@ func operation(endpoint string) string {
 		return "embeddings"
 	}
 	return ""
+}
+
+// clientTraceValid reports whether h carries exactly one valid
+// traceparent; otherwise the transaction starts a new trace (and the
+// client's tracestate, which belongs to its traceparent, is dropped).
+func clientTraceValid(h http.Header) bool {
+	v := h.Values("Traceparent")
+	if len(v) != 1 {
+		return false
+	}
+	_, ok := tracecontext.Parse(v[0])
+	return ok
 }

@@ -172,6 +172,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
+	a.listener = gateway.LimitListener(a.listener, cfg.Limits.MaxConnections)
 	a.closers = append(a.closers, func() { a.listener.Close() })
 
 	tenantIDs := make([]string, len(cfg.Tenants))
@@ -235,6 +236,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	a.setWebhooks(cfg)
 	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
 	var runner *canary.Runner
+	// One admin-key failure limiter for the console and the admin API,
+	// kept across reloads.
+	authFailures := gateway.NewAuthFailures(cfg.Limits.AuthFailuresPerMinute, nil)
+	if old := a.gw.Load(); old != nil {
+		authFailures = old.AuthFailures()
+	}
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
 		Index:         a.index,
@@ -242,11 +249,13 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
 		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
+		LoginLimiter:  authFailures,
+		Models:        models,
 	})
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+	opts := gateway.Options{AuthFailures: authFailures, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
