@@ -1,3 +1,5 @@
+//go:build unix
+
 package verify_test
 
 import (
@@ -10,7 +12,8 @@ import (
 )
 
 // The tests in package verify_test check the verifier against logs the
-// ledger engine writes.
+// ledger engine writes, so they run where the engine does (unix); the
+// package-internal tests run everywhere.
 
 // openTest opens a ledger in a temporary directory, closed at the end of
 // the test.

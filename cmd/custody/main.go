@@ -11,6 +11,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -97,4 +99,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "custody: unknown command %q\n\n%s", name, usage)
 	return exitUsage
+}
+
+// unixOnly stands in for a command that does not exist on this system
+// (serve_other.go): it says so and exits 1, or 0 for --help, which must
+// succeed for every command.
+func unixOnly(name string) command {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+		fs := newFlags(name, stderr)
+		fs.SetOutput(io.Discard) // this system knows none of its flags
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "custody %s runs on unix systems; 'custody help' lists its flags\n", name)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "custody %s runs on unix systems\n", name)
+		return exitFailed
+	}
 }

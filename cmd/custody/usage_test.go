@@ -84,3 +84,24 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageUnixOnlyStub: where serve and canary do not exist (Windows),
+// they say so and exit 1; their --help still exits 0.
+func TestUsageUnixOnlyStub(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{nil, exitFailed, "custody serve runs on unix systems\n"},
+		{[]string{"--config", "x.yaml"}, exitFailed, "custody serve runs on unix systems\n"},
+		{[]string{"--help"}, exitOK, "custody serve runs on unix systems; 'custody help' lists its flags\n"},
+		{[]string{"-h"}, exitOK, "custody serve runs on unix systems; 'custody help' lists its flags\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := unixOnly("serve")(context.Background(), tc.args, &out, &errb)
+		if code != tc.code || out.String()+errb.String() != tc.out {
+			t.Errorf("stub serve %q: exit %d, output %q; want %d, %q", tc.args, code, out.String()+errb.String(), tc.code, tc.out)
+		}
+	}
+}
