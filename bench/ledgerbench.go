@@ -122,7 +122,7 @@ func runLedgerAppend(ctx context.Context, appenders int, d time.Duration) (ledge
 	return r, nil
 }
 
-// runAudit writes a log of n leaves and audits it with ledger.Audit. The
+// runAudit writes a log of n leaves and audits it with verify.Audit. The
 // ledger exports no way to build a large log quickly, so, like the
 // ledger's own BenchmarkAudit1M, the leaves (real encoded leaves, made
 // unique) go straight through tessera's POSIX driver: the journal is not

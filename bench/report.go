@@ -113,7 +113,7 @@ func (r *results) markdown() string {
 				scaled = fmt.Sprintf(" (scaled from %d leaves)", a.AuditLeaves)
 			}
 			per1M := time.Duration(float64(a.AuditTime) * 1e6 / float64(a.AuditLeaves))
-			fmt.Fprintf(&b, "| audit of %d leaves (ledger.Audit from the directory) | %v; %v per 1,000,000%s | ≤ 10 s per 1,000,000 | %s (%.2f× the limit) |\n",
+			fmt.Fprintf(&b, "| audit of %d leaves (verify.Audit from the directory) | %v; %v per 1,000,000%s | ≤ 10 s per 1,000,000 | %s (%.2f× the limit) |\n",
 				a.AuditLeaves, a.AuditTime.Round(time.Millisecond), per1M.Round(time.Millisecond), scaled, verdict(per1M <= 10*time.Second), per1M.Seconds()/10)
 			fmt.Fprintf(&b, "| writing that log through tessera (not a target) | %v | | |\n", a.BuildTime.Round(time.Millisecond))
 		}

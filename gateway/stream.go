@@ -185,7 +185,7 @@ func (x *exchange) startStream() {
 // writeVerdict writes, once the transaction is recorded, the receipt and
 // verdict comments (when recorded is true) and sets the trailers. The
 // receipt line comes first: the response commitment covers the bytes
-// before it, which is where verifiers cut a stream (ledger.StripReceiptLine).
+// before it, which is where verifiers cut a stream (verify.StripReceiptLine).
 func (x *exchange) writeVerdict(recorded bool) {
 	tx := x.tx
 	if recorded {
