@@ -274,7 +274,7 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 		if errors.As(err, &re) {
 			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
 		}
-		if pp.Unrendered != nil {
+		if pp.Unrendered != nil && !errors.Is(pp.Unrendered, template.ErrClientTemplate) {
 			// The error may quote the prompt: only that it happened is
 			// logged.
 			x.g.log.Warn("chat template failed; prompt counted without it", "id", x.tx.ID, "model", m.cfg.Name)

@@ -79,7 +79,7 @@ func (t *Template) RenderRequest(e Engine, r *Request) (Prompt, error) {
 // a caller then renders it once.
 func (t *Template) Uniform(r *Request) bool {
 	c := r.c
-	if len(items(c.tools)) > 0 || c.effort == "none" || t.partsContent {
+	if len(items(c.tools)) > 0 || c.effort == "none" || t.partsContent || !c.genPrompt || c.continueFinal {
 		return false
 	}
 	for _, m := range c.messages {
@@ -104,10 +104,28 @@ type chat struct {
 	kwargs   *jinja.Dict   // chat_template_kwargs, or nil
 	effort   string        // reasoning_effort
 	media    int
+	// vLLM's own request fields: add_generation_prompt (default true)
+	// and continue_final_message.
+	genPrompt, continueFinal bool
 }
 
+// ErrClientTemplate is returned for a request that brings its own
+// chat_template (vLLM renders with it where the server allows): custody
+// does not run a client's Jinja, so such a prompt is counted without a
+// template.
+var ErrClientTemplate = errors.New("the request brings its own chat_template")
+
 func newChat(req jinja.Value) (*chat, error) {
-	c := &chat{tools: get(req, "tools"), effort: str(get(req, "reasoning_effort"))}
+	if t := get(req, "chat_template"); !t.IsUndefined() && !t.IsNone() {
+		return nil, ErrClientTemplate
+	}
+	c := &chat{tools: get(req, "tools"), effort: str(get(req, "reasoning_effort")), genPrompt: true}
+	if g := get(req, "add_generation_prompt"); g.IsBool() {
+		c.genPrompt = g.AsBool()
+	}
+	if f := get(req, "continue_final_message"); f.IsBool() {
+		c.continueFinal = f.AsBool()
+	}
 	msgs := get(req, "messages")
 	if !msgs.IsList() || msgs.AsList().Len() == 0 {
 		return nil, errors.New("messages must be a non-empty array")

@@ -107,3 +107,26 @@ func TestRaiseAndErrors(t *testing.T) {
 		t.Error("ParseEngine(ollama) accepted")
 	}
 }
+
+// TestVLLMRequestFields: vLLM's add_generation_prompt and
+// continue_final_message change its rendering; a client's own
+// chat_template is not run.
+func TestVLLMRequestFields(t *testing.T) {
+	tmpl := mustParse(t, turns)
+	for body, want := range map[string]string{
+		`{"messages":[{"role":"user","content":"u"}],"add_generation_prompt":false}`:                                                                                "<bos><user>u</s>",
+		`{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":"The answer is: "}],"continue_final_message":true,"add_generation_prompt":false}`: "<bos><user>u</s><assistant>The answer is:",
+	} {
+		p, err := tmpl.Render(EngineVLLM, []byte(body))
+		if err != nil || p.Text != want {
+			t.Errorf("%s:\n got %q, %v\nwant %q", body, p.Text, err, want)
+		}
+	}
+	_, err := tmpl.Render(EngineVLLM, []byte(`{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":"a"}],"continue_final_message":true}`))
+	if !IsRaise(err) {
+		t.Errorf("continue_final_message with the generation prompt: %v, want vLLM's refusal", err)
+	}
+	if _, err := ParseRequest([]byte(`{"messages":[{"role":"user","content":"u"}],"chat_template":"{{ 'x' }}"}`)); !errors.Is(err, ErrClientTemplate) {
+		t.Errorf("a client's chat_template: %v", err)
+	}
+}

@@ -1,6 +1,9 @@
 package template
 
 import (
+	"strings"
+	"unicode"
+
 	"github.com/ardanlabs/jinja"
 )
 
@@ -18,8 +21,48 @@ func (t *Template) renderVLLM(c *chat) (string, error) {
 	for i := range msgs {
 		msgs[i] = pyFloats(msgs[i])
 	}
-	out, err := t.exec(t.vars(c, msgs, pyFloats(vllmTools(c.tools)), true))
-	return unmarkFloats(out), err
+	if c.continueFinal && c.genPrompt {
+		return "", &RaiseError{Message: "continue_final_message and add_generation_prompt cannot both be true"}
+	}
+	out, err := t.exec(t.vars(c, msgs, pyFloats(vllmTools(c.tools)), c.genPrompt && !c.continueFinal))
+	if err != nil {
+		return "", err
+	}
+	out = unmarkFloats(out)
+	if c.continueFinal {
+		return continueFinal(out, c.messages[len(c.messages)-1])
+	}
+	return out, nil
+}
+
+// continueFinal cuts a rendering after the final message's text, as
+// transformers' continue_final_message does: at its last occurrence, with
+// its trailing space when the template kept it.
+func continueFinal(rendered string, last jinja.Value) (string, error) {
+	final := get(last, "content")
+	if final.IsList() {
+		its := final.AsList().Items
+		final = jinja.Undefined()
+		for i := len(its) - 1; i >= 0; i-- {
+			if t := get(its[i], "text"); t.IsString() {
+				final = t
+				break
+			}
+		}
+	}
+	if !final.IsString() {
+		return "", &RaiseError{Message: "continue_final_message needs a final message with text content"}
+	}
+	msg := final.AsString()
+	trimmed := strings.TrimSpace(msg)
+	at := strings.LastIndex(rendered, trimmed)
+	if at < 0 {
+		return "", &RaiseError{Message: "continue_final_message is set but the final message does not appear in the chat after applying the chat template"}
+	}
+	if strings.HasPrefix(rendered[at:], strings.TrimLeftFunc(msg, unicode.IsSpace)) {
+		return rendered[:at+len(strings.TrimLeftFunc(msg, unicode.IsSpace))], nil
+	}
+	return rendered[:at+len(trimmed)], nil
 }
 
 // vllmMessage is a message as vLLM's parser leaves it: content a string
