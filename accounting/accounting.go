@@ -87,6 +87,17 @@ type Count struct {
 	Band  check.Band
 }
 
+// NewModel is the accounting of a model counted by c (and, where c is a
+// Hugging Face tokenizer, by its llama.cpp variant for llama.cpp routes)
+// with its chat template tmpl (nil: none).
+func NewModel(c tokenize.Counter, tmpl *template.Template, slack Slack) *Model {
+	m := &Model{Counter: c, Template: tmpl, Slack: slack}
+	if hf, ok := c.(*tokenize.HFTokenizer); ok {
+		m.LlamaCpp = hf.LlamaCpp()
+	}
+	return m
+}
+
 func (m *Model) upperBound() bool {
 	ub, ok := m.Counter.(tokenize.UpperBound)
 	return ok && ub.UpperBound()

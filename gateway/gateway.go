@@ -227,8 +227,7 @@ func New(o Options) (*Gateway, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", mc.Name, err)
 		}
-		m.acct = &accounting.Model{Counter: ctr, LlamaCpp: llamaCppVariant(ctr), Template: tmpl,
-			Slack: accounting.Slack{PerMessage: mc.PromptTokenSlack.PerMessage, Fixed: mc.PromptTokenSlack.Fixed}}
+		m.acct = accounting.NewModel(ctr, tmpl, accounting.Slack{PerMessage: mc.PromptTokenSlack.PerMessage, Fixed: mc.PromptTokenSlack.Fixed})
 		g.models[mc.Name] = m
 	}
 
@@ -319,13 +318,4 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain")
 	_, err := w.Write([]byte("ready\n"))
 	return err
-}
-
-// llamaCppVariant is how llama.cpp counts with the same vocabulary, where
-// the tokenizer has such a variant (Hugging Face files), else nil.
-func llamaCppVariant(c tokenize.Counter) tokenize.Counter {
-	if hf, ok := c.(*tokenize.HFTokenizer); ok {
-		return hf.LlamaCpp()
-	}
-	return nil
 }

@@ -251,7 +251,7 @@ func (s *Server) notFound(c *call) error {
 func (s *Server) models(c *call) error {
 	list := modelList{Object: "list"}
 	for _, m := range s.cfg.Models {
-		list.Data = append(list.Data, modelInfo{ID: m, Object: "model", Created: s.created, OwnedBy: "custody-sim"})
+		list.Data = append(list.Data, modelInfo{ID: m, Object: "model", Created: s.created, OwnedBy: "custody-sim", MaxModelLen: s.cfg.Capacity})
 	}
 	return writeJSON(c.w, list)
 }

@@ -86,6 +86,9 @@ type modelInfo struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
+	// MaxModelLen is the context the simulator holds, named as vLLM
+	// names it.
+	MaxModelLen int `json:"max_model_len"`
 }
 
 type embeddingList struct {

@@ -1,5 +1,6 @@
 // Command custody is the inference-integrity gateway: `custody serve`
-// runs it; `sim`, `verify`, `audit`, `canary` and `version` are its tools.
+// runs it; `sim`, `verify`, `audit`, `canary`, `doctor` and `version` are
+// its tools.
 // main only calls run, which returns the exit code. Each subcommand is one
 // file (serve.go, sim.go, verify.go, audit.go, canary.go, version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
@@ -50,6 +51,8 @@ Usage:
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]
         run every canary probe once: exit 1 if any fails
+  custody doctor  [--config FILE] [--json]
+        check the config against the live upstreams: exit 1 on a problem, with what to change
   custody version
         version, commit, Go version
   custody help [COMMAND]
@@ -67,6 +70,7 @@ var commands = map[string]command{
 	"verify": runVerify,
 	"audit":  runAudit,
 	"canary": runCanary,
+	"doctor": runDoctor,
 	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return runVersion(args, stdout, stderr)
 	},

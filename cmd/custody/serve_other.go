@@ -9,4 +9,5 @@ package main
 var (
 	runServe  = unixOnly("serve")
 	runCanary = unixOnly("canary")
+	runDoctor = unixOnly("doctor")
 )

@@ -1,0 +1,68 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/custody-gateway/custody/doctor"
+)
+
+// runDoctor is `custody doctor [--config FILE] [--json]`: the config
+// checked against the live upstreams (package doctor), a table or JSON,
+// exit 1 on any problem. Providers of kind sim are started as serve
+// starts them.
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("doctor", stderr)
+	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "doctor takes no arguments, got %q", fs.Args())
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody: bad configuration:\n%v\n", err)
+		return 1
+	}
+	a := &app{simURLs: map[string]string{}}
+	defer a.close()
+	clients, err := a.startUpstreams(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody doctor: %v\n", err)
+		return 1
+	}
+	findings := doctor.Run(ctx, cfg, clients)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(findings)
+	} else {
+		printFindings(stdout, findings)
+	}
+	if n := doctor.Problems(findings); n > 0 {
+		if !*asJSON {
+			fmt.Fprintf(stdout, "\n%d problem(s): custody would misjudge these upstreams until they are fixed.\n", n)
+		}
+		return 1
+	}
+	return 0
+}
+
+func printFindings(w io.Writer, fs []doctor.Finding) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tPROVIDER\tMODEL\tSTATUS\tDETAIL")
+	for _, f := range fs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Check, f.Provider, f.Model, f.Status, f.Detail)
+		if f.Fix != "" {
+			fmt.Fprintf(tw, "\t\t\t\t→ %s\n", f.Fix)
+		}
+	}
+	tw.Flush()
+}
