@@ -9,6 +9,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,8 @@ type Gateway struct {
 	skipChecks bool
 	tracer     Tracer
 	canaries   *canary.Runner
+	clients    map[string]*upstream.Client
+	probes     probes // ProbeProviders' outcomes, for /readyz
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }
@@ -169,6 +172,7 @@ func New(o Options) (*Gateway, error) {
 		skipChecks:   o.SkipChecks,
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
+		clients:      o.Clients,
 	}
 	g.keys.fails = o.AuthFailures
 	if g.keys.fails == nil {
@@ -316,6 +320,10 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	w.Header().Set("Content-Type", "text/plain")
-	_, err := w.Write([]byte("ready\n"))
+	// The providers' probes are information, never readiness (probe.go).
+	var b bytes.Buffer
+	b.WriteString("ready\n")
+	writeProbes(&b, g.ProviderProbes())
+	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -277,6 +277,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
+	gw.ProbeProviders() // in the background: logged, and shown by /readyz
 	return gw, nil
 }
 
