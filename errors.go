@@ -37,11 +37,15 @@ const (
 	CodeResponseAmbiguous         Code = "response_ambiguous"
 	CodeUpstreamErrorAsSuccess    Code = "upstream_error_as_success"
 	CodeCrossRequestContamination Code = "cross_request_contamination"
-	CodeFallbackNotPermitted      Code = "fallback_not_permitted"
-	CodeRouteQuarantined          Code = "route_quarantined"
-	CodeLedgerUnavailable         Code = "ledger_unavailable"
-	CodeUpstreamTimeout           Code = "upstream_timeout"
-	CodeUpstreamUnavailable       Code = "upstream_unavailable"
+	// CodeCacheShared: the upstream's prompt cache served one tenant's
+	// prefix to another (cached_tokens this tenant could not have cached,
+	// or the cache canary's test).
+	CodeCacheShared          Code = "cache_shared"
+	CodeFallbackNotPermitted Code = "fallback_not_permitted"
+	CodeRouteQuarantined     Code = "route_quarantined"
+	CodeLedgerUnavailable    Code = "ledger_unavailable"
+	CodeUpstreamTimeout      Code = "upstream_timeout"
+	CodeUpstreamUnavailable  Code = "upstream_unavailable"
 	// CodeUpstreamRejected: the upstream refused the request with a 4xx that
 	// the request itself caused; its status is passed through.
 	CodeUpstreamRejected Code = "upstream_rejected"
@@ -82,6 +86,7 @@ var codes = map[Code]codeInfo{
 	CodeResponseAmbiguous:         {http.StatusBadGateway, TypeIntegrity},
 	CodeUpstreamErrorAsSuccess:    {http.StatusBadGateway, TypeIntegrity},
 	CodeCrossRequestContamination: {http.StatusBadGateway, TypeIntegrity},
+	CodeCacheShared:               {http.StatusBadGateway, TypeIntegrity},
 	CodeFallbackNotPermitted:      {http.StatusServiceUnavailable, TypePolicy},
 	CodeRouteQuarantined:          {http.StatusServiceUnavailable, TypePolicy},
 	CodeLedgerUnavailable:         {http.StatusServiceUnavailable, TypeIntegrity},
@@ -188,6 +193,7 @@ var (
 	ErrResponseAmbiguous         = &Error{Code: CodeResponseAmbiguous}
 	ErrUpstreamErrorAsSuccess    = &Error{Code: CodeUpstreamErrorAsSuccess}
 	ErrCrossRequestContamination = &Error{Code: CodeCrossRequestContamination}
+	ErrCacheShared               = &Error{Code: CodeCacheShared}
 	ErrFallbackNotPermitted      = &Error{Code: CodeFallbackNotPermitted}
 	ErrRouteQuarantined          = &Error{Code: CodeRouteQuarantined}
 	ErrLedgerUnavailable         = &Error{Code: CodeLedgerUnavailable}

@@ -125,6 +125,13 @@ type Provider struct {
 	// default: a band that covers every known engine's rendering). A sim
 	// provider renders as llamacpp.
 	Engine string `yaml:"engine"`
+	// CacheIsolation keeps tenants' prompts out of each other's prompt
+	// cache: tenant (a salt per tenant), tenant_use_case (per tenant and
+	// use case), disable (no prompt caching: cache_prompt false, for
+	// llama.cpp, which has no salt) or off (the default: nothing sent,
+	// for upstreams that ignore the field). The salt is a keyed MAC of the
+	// tenant, sent as vLLM's cache_salt, over any salt the client sent.
+	CacheIsolation string `yaml:"cache_isolation"`
 	// BaseURL ends in /v1 for OpenAI-compatible servers. Unused for sim.
 	BaseURL string `yaml:"base_url"`
 	// APIKey is sent as a bearer token upstream. Never logged.
@@ -212,6 +219,11 @@ type Policy struct {
 	RequirePinned bool `yaml:"require_pinned"`
 	// OnContamination is reject (default) or flag.
 	OnContamination string `yaml:"on_contamination"`
+	// OnCacheShared is what a prompt cache shared across tenants does to
+	// the route: flag (default: the answer is served flagged, the event
+	// recorded) or quarantine (the cache canary's failure takes the route
+	// out of service for this policy, as any failing probe does).
+	OnCacheShared string `yaml:"on_cache_shared"`
 }
 
 // Webhook receives custody's events, HMAC-signed (see package notify).

@@ -84,6 +84,9 @@ func (c *Config) applyDefaults() {
 		if p.Timeout == 0 {
 			p.Timeout = 120 * time.Second
 		}
+		if p.CacheIsolation == "" {
+			p.CacheIsolation = "off"
+		}
 		if p.Engine == "" {
 			p.Engine = "auto"
 			if p.Kind == "sim" {
@@ -119,12 +122,15 @@ func (c *Config) applyDefaults() {
 		if p.Fallback == "" {
 			p.Fallback = "allow"
 		}
+		if p.OnCacheShared == "" {
+			p.OnCacheShared = "flag"
+		}
 		if p.OnContamination == "" {
 			p.OnContamination = "reject"
 		}
 	}
 	if !hasDefault {
-		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject"})
+		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnCacheShared: "flag"})
 	}
 }
 
@@ -195,6 +201,9 @@ func (c *Config) Validate(file string) error {
 		if p.OnContamination != "reject" && p.OnContamination != "flag" {
 			bad(key+".on_contamination", "%q is not reject or flag", p.OnContamination)
 		}
+		if p.OnCacheShared != "flag" && p.OnCacheShared != "quarantine" {
+			bad(key+".on_cache_shared", "%q is not flag or quarantine", p.OnCacheShared)
+		}
 	}
 
 	providers := map[string]bool{}
@@ -213,6 +222,11 @@ func (c *Config) Validate(file string) error {
 			bad(key+".kind", "anthropic upstreams are not supported yet; use an OpenAI-compatible endpoint")
 		default:
 			bad(key+".kind", "%q is not openai or sim", p.Kind)
+		}
+		switch p.CacheIsolation {
+		case "tenant", "tenant_use_case", "disable", "off":
+		default:
+			bad(key+".cache_isolation", "%q is not tenant, tenant_use_case, disable or off", p.CacheIsolation)
 		}
 		switch p.Engine {
 		case "auto", "llamacpp", "vllm", "sglang", "openai":

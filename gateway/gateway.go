@@ -11,6 +11,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -100,6 +101,10 @@ type Gateway struct {
 	canaries   *canary.Runner
 	clients    map[string]*upstream.Client
 	probes     probes // ProbeProviders' outcomes, for /readyz
+	// cacheKey makes the tenants' prompt-cache salts; new at every New
+	// (see cache.go). cacheHist is what each salt can have cached.
+	cacheKey  [32]byte
+	cacheHist *check.CacheHistory
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }
@@ -154,6 +159,7 @@ type route struct {
 func New(o Options) (*Gateway, error) {
 	c := o.Config
 	g := &Gateway{
+		cacheHist:    check.NewCacheHistory(),
 		cfg:          c,
 		keys:         newKeyring(c),
 		models:       map[string]*model{},
@@ -174,6 +180,7 @@ func New(o Options) (*Gateway, error) {
 		tracer:       o.Tracer,
 		clients:      o.Clients,
 	}
+	rand.Read(g.cacheKey[:]) // never fails (crypto/rand)
 	g.keys.fails = o.AuthFailures
 	if g.keys.fails == nil {
 		g.keys.fails = NewAuthFailures(c.Limits.AuthFailuresPerMinute, o.Now)

@@ -54,6 +54,7 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	// first of all a replay (its usage, another request's, fails too).
 	x.checkReplay(rt, r.ID, body)
 	x.checkPromptTokens(r.Usage != nil)
+	x.checkCache(rt, r.Usage.Cached())
 	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
 		x.prompt.scanner.Write([]byte(r.Text()))
 		x.checkContamination()
