@@ -58,6 +58,8 @@ type simTarget struct {
 	// noSalt leaves cache_salt out; by default every request carries its
 	// tenant as cache_salt, as custody's per-tenant salt will.
 	noSalt bool
+	// noCache sends cache_prompt: false (as cache_isolation: disable).
+	noCache bool
 
 	fault atomic.Pointer[string] // X-Sim-Fault for every request
 	chats atomic.Int64
@@ -87,6 +89,9 @@ func (s *simTarget) post(ctx context.Context, req ChatRequest) (int, []byte, tim
 	}
 	if !s.noSalt {
 		body = salted(body, req.Tenant)
+	}
+	if s.noCache {
+		body = append([]byte(`{"cache_prompt":false,`), body[1:]...)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
