@@ -62,6 +62,10 @@ func (r *Runner) cannotRun(probe string, t Target) string {
 		if capacity <= 0 {
 			return "the route has no known capacity to go over (set the model's context_window)"
 		}
+	case ProbeCache:
+		if need := r.cfg.Cache.PrefixTokens + 64; capacity > 0 && capacity < need {
+			return fmt.Sprintf("capacity %d is below the %d tokens of its prompt", capacity, need)
+		}
 	case ProbeIdentity:
 		if need := identityTokens(r.counterFor(t), r.cfg.Identity.MaxTokens); capacity > 0 && capacity < need {
 			return fmt.Sprintf("capacity %d is below the %d tokens an identity sample needs, so no enrollment can be taken", capacity, need)

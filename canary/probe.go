@@ -20,11 +20,14 @@ const (
 	ProbeIdentity = "identity"
 )
 
+// ProbeCache (cache.go) is opt-in: until custody salts each tenant's
+// requests, every route's cache is shared between the canary tenants.
+
 // Probes are the known probe names in the order a run takes them. secret
 // runs before echo on purpose: a route that decodes from stale KV pages
 // then hands the secret's page to echo, whose answer carries it.
 func Probes() []string {
-	return []string{ProbeSecret, ProbeEcho, ProbeNeedle, ProbeOversize, ProbeIdentity}
+	return []string{ProbeSecret, ProbeEcho, ProbeNeedle, ProbeOversize, ProbeIdentity, ProbeCache}
 }
 
 // DefaultProbes are the probes run when Config.Probes is nil: all but
@@ -66,7 +69,8 @@ type ProbeResult struct {
 	// response text: "nonce k9XbQ2mZ7w missing", "p=0.0001 <= alpha=0.001".
 	Evidence string
 	// Code is custody's rejection code when custody rejected the probe's
-	// request (a rejection is a failure: the route did not serve it).
+	// request (a rejection is a failure: the route did not serve it), or
+	// the code of what the probe itself found (cache_shared).
 	Code     string
 	Duration time.Duration
 
@@ -107,6 +111,11 @@ func inconclusive(probe, format string, args ...any) ProbeResult {
 // it and, if it persists, is inconclusive.
 func ask(ctx context.Context, t Target, probe string, req ChatRequest) (answer, *ProbeResult) {
 	res, err := t.Chat(ctx, req)
+	return judge(probe, res, err)
+}
+
+// judge reads the answer of a Chat that returned res and err, as ask.
+func judge(probe string, res Result, err error) (answer, *ProbeResult) {
 	if err != nil {
 		f := fail(probe, "no answer: %s", errText(err))
 		f.transient = true

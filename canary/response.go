@@ -14,6 +14,12 @@ type answer struct {
 	Fingerprint string
 	Text        string
 	Tokens      []tokenLogprob // nil when the upstream gave no logprobs
+	// PromptTokens is usage.prompt_tokens; CachedTokens is
+	// usage.prompt_tokens_details.cached_tokens, HasCached whether the
+	// upstream reported it (0 when not).
+	PromptTokens int
+	CachedTokens int
+	HasCached    bool
 }
 
 // tokenLogprob is one generated token with its logprob and alternatives.
@@ -46,6 +52,12 @@ type wireResponse struct {
 			} `json:"content"`
 		} `json:"logprobs"`
 	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
 }
 
 // errNoAnswer is a 200 body that holds no answer.
@@ -65,6 +77,12 @@ func parseAnswer(body []byte) (answer, error) {
 	}
 	c := w.Choices[0]
 	a := answer{Model: w.Model, Fingerprint: w.SystemFingerprint, Text: *c.Message.Content}
+	if u := w.Usage; u != nil {
+		a.PromptTokens = max(u.PromptTokens, 0)
+		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			a.CachedTokens, a.HasCached = max(*d.CachedTokens, 0), true
+		}
+	}
 	if c.Logprobs != nil && len(c.Logprobs.Content) > 0 {
 		n := min(len(c.Logprobs.Content), maxTokensParsed)
 		a.Tokens = make([]tokenLogprob, n)

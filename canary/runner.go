@@ -66,6 +66,7 @@ type Config struct {
 	AddSecret    func(secret, label string)
 	RemoveSecret func(secret string)
 	Identity     IdentityConfig
+	Cache        CacheConfig
 	// OnStatus is called after every probe (custody_canary_status).
 	// Callbacks are called from the goroutines running routes, several at
 	// once: they must be safe for concurrent use and quick.
@@ -206,6 +207,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Identity = cfg.Identity.withDefaults()
+	cfg.Cache = cfg.Cache.withDefaults()
+	if !cfg.Cache.valid() {
+		errs = append(errs, errors.New("cache: pairs must be in [2, 64], prefix tokens at least 32, alpha in (0, 1), the two tenants distinct"))
+	}
 	id := cfg.Identity
 	switch {
 	case cfg.Interval < 0, cfg.Timeout < 0:
@@ -441,6 +446,8 @@ func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 			res = r.probeSecret(pctx, rt.t)
 		case p == ProbeIdentity:
 			res = r.probeIdentity(pctx, rt)
+		case p == ProbeCache:
+			res = r.probeCache(pctx, rt.t)
 		}
 		cancel()
 		res.Duration = time.Since(start)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/custody-gateway/custody/tokenize"
 )
@@ -53,7 +54,9 @@ type ChatRequest struct {
 	Logprobs    bool
 	TopLogprobs int
 	// Tenant is the synthetic canary tenant the request is sent as (the
-	// secret probe's); "" means the gateway's default canary tenant.
+	// secret probe's, the cache probe's two); "" means the gateway's
+	// default canary tenant. Distinct tenants must reach the upstream as
+	// distinct tenants (custody salts their prompt caches apart).
 	Tenant string
 }
 
@@ -67,6 +70,22 @@ type Result struct {
 	// Code is custody's rejection code ("prompt_token_mismatch", ...), or
 	// "" when custody verified or flagged the response.
 	Code string
+	// TTFB is the time from sending the request to the first byte of the
+	// response (for a non-streamed answer of one token, about the time to
+	// first token); 0 when the Target does not measure it, and the probes
+	// that time answers (cache) then time the whole Chat call.
+	TTFB time.Duration
+}
+
+// CachedTokens is usage.prompt_tokens_details.cached_tokens of the
+// response body: the prompt tokens the upstream served from its prefix
+// cache; ok is false when the body does not say.
+func (r Result) CachedTokens() (n int, ok bool) {
+	a, err := parseAnswer(r.Body)
+	if err != nil || !a.HasCached {
+		return 0, false
+	}
+	return a.CachedTokens, true
 }
 
 // wireRequest is ChatRequest as an OpenAI chat completion request.

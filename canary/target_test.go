@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/tokenize"
@@ -54,6 +55,11 @@ type simTarget struct {
 	model       string
 	counter     tokenize.Counter
 	checkPrompt bool
+	// noSalt leaves cache_salt out; by default every request carries its
+	// tenant as cache_salt, as custody's per-tenant salt will.
+	noSalt bool
+	// noCache sends cache_prompt: false (as cache_isolation: disable).
+	noCache bool
 
 	fault atomic.Pointer[string] // X-Sim-Fault for every request
 	chats atomic.Int64
@@ -66,14 +72,30 @@ func (s *simTarget) Capacity() int { return s.capacity }
 
 func (s *simTarget) setFault(f string) { s.fault.Store(&f) }
 
-func (s *simTarget) post(ctx context.Context, req ChatRequest) (int, []byte, error) {
+// salted adds "cache_salt" to an encoded request: the tenant, or the
+// default canary tenant's name for "".
+func salted(body []byte, tenant string) []byte {
+	if tenant == "" {
+		tenant = "custody-canary"
+	}
+	salt, _ := json.Marshal("salt:" + tenant)
+	return append(append(append([]byte(`{"cache_salt":`), salt...), ','), body[1:]...)
+}
+
+func (s *simTarget) post(ctx context.Context, req ChatRequest) (int, []byte, time.Duration, error) {
 	body, err := req.Body(s.model)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
+	}
+	if !s.noSalt {
+		body = salted(body, req.Tenant)
+	}
+	if s.noCache {
+		body = append([]byte(`{"cache_prompt":false,`), body[1:]...)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	if req.Tenant != "" {
@@ -82,13 +104,15 @@ func (s *simTarget) post(ctx context.Context, req ChatRequest) (int, []byte, err
 	if f := s.fault.Load(); f != nil && *f != "" {
 		hr.Header.Set("X-Sim-Fault", *f)
 	}
+	start := time.Now()
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
+	ttfb := time.Since(start) // the simulator writes headers and body together
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	return resp.StatusCode, b, ttfb, err
 }
 
 func (s *simTarget) Chat(ctx context.Context, req ChatRequest) (Result, error) {
@@ -100,7 +124,7 @@ func (s *simTarget) Chat(ctx context.Context, req ChatRequest) (Result, error) {
 			return Result{}, ctx.Err()
 		}
 	}
-	status, body, err := s.post(ctx, req)
+	status, body, ttfb, err := s.post(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -118,12 +142,12 @@ func (s *simTarget) Chat(ctx context.Context, req ChatRequest) (Result, error) {
 			return Result{Status: http.StatusBadGateway, Body: []byte(`{"error":{"code":"prompt_token_mismatch"}}`), Code: "prompt_token_mismatch"}, nil
 		}
 	}
-	return Result{Status: status, Body: body}, nil
+	return Result{Status: status, Body: body, TTFB: ttfb}, nil
 }
 
 func (s *simTarget) Direct(ctx context.Context, req ChatRequest) (Result, error) {
-	status, body, err := s.post(ctx, req)
-	return Result{Status: status, Body: body}, err
+	status, body, ttfb, err := s.post(ctx, req)
+	return Result{Status: status, Body: body, TTFB: ttfb}, err
 }
 
 func newTarget(t testing.TB, base string, capacity int) *simTarget {

@@ -162,6 +162,10 @@ type SimOptions struct {
 	Variant          int      `yaml:"variant"`
 	// TokenDelay is the simulated model time per generated token.
 	TokenDelay time.Duration `yaml:"token_delay"`
+	// PrefillDelay is the simulated model time per prompt token the
+	// prefix cache does not hold (a cache hit shows in the time to first
+	// token); zero means none.
+	PrefillDelay time.Duration `yaml:"prefill_delay"`
 }
 
 // Model is a client-facing model name and the routes that serve it.
@@ -240,7 +244,7 @@ type Canaries struct {
 	// Interval between runs; zero disables the scheduler in serve.
 	Interval time.Duration `yaml:"interval"`
 	// Probes run on each route; empty means echo, needle, secret and
-	// identity (oversize is opt-in).
+	// identity (oversize and cache are opt-in).
 	Probes []string `yaml:"probes"`
 	// IgnorePathChanges stops a new (provider, model, fingerprint) tuple
 	// from triggering the route's canaries at once.

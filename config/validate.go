@@ -20,7 +20,7 @@ const (
 )
 
 // Known canary probes.
-var probeNames = []string{"echo", "needle", "oversize", "secret", "identity"}
+var probeNames = []string{"echo", "needle", "oversize", "secret", "identity", "cache"}
 
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {

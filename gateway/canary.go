@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
@@ -90,8 +91,12 @@ func (t *canaryTarget) Chat(ctx context.Context, req canary.ChatRequest) (canary
 	}
 	r.RemoteAddr = "canary"
 	w := &memoryWriter{header: http.Header{}}
+	start := time.Now()
 	t.g.serve(openaiChat, w, r, &canaryProbe{tenant: t.tenant(req.Tenant), route: t.rt.index})
 	res := canary.Result{Status: w.status, Body: w.body.Bytes()}
+	if !w.first.IsZero() {
+		res.TTFB = w.first.Sub(start)
+	}
 	if w.header.Get("Custody-Verdict") == "rejected" {
 		res.Code = errorCode(res.Body)
 	}
@@ -136,17 +141,18 @@ type memoryWriter struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	first  time.Time // when the response began: the status or first byte
 }
 
 func (w *memoryWriter) Header() http.Header { return w.header }
 func (w *memoryWriter) WriteHeader(code int) {
 	if w.status == 0 {
-		w.status = code
+		w.status, w.first = code, time.Now()
 	}
 }
 func (w *memoryWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.status, w.first = http.StatusOK, time.Now()
 	}
 	return w.body.Write(b)
 }

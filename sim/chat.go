@@ -29,7 +29,17 @@ func (s *Server) chat(c *call) error {
 		return badRequest("%s", err)
 	}
 	tokens := s.counter.Count(rendered.Text)
+	var cache cacheUse
+	caching := req.CachePrompt == nil || *req.CachePrompt
+	if caching && tokens <= s.cfg.Capacity {
+		salt := ""
+		if req.CacheSalt != nil {
+			salt = *req.CacheSalt
+		}
+		cache = s.cache.use(c.faults, salt, rendered.Text, words(rendered.Text), s.counter.Count)
+	}
 	p := prompt{
+		cache:             cache,
 		words:             all,
 		tokens:            tokens,
 		placeholderTokens: s.chatPlaceholder,
@@ -70,9 +80,12 @@ func (s *Server) chat(c *call) error {
 		SystemFingerprint: res.fingerprint,
 	}
 	u := &usage{PromptTokens: res.promptTokens, CompletionTokens: len(res.tokens), TotalTokens: res.promptTokens + len(res.tokens)}
+	if req.CacheSalt != nil || res.cachedTokens > 0 {
+		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: res.cachedTokens}
+	}
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		events := chatStreamEvents(head, res, req.Logprobs, includeUsage, form)
+		events := chatStreamEvents(head, res, req.Logprobs, includeUsage, form, u.PromptTokensDetails)
 		return s.writeStream(c, "chat-stream", head, events)
 	}
 	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
@@ -120,7 +133,7 @@ func truncateMessages(msgs []tokenize.Message, keep int) []tokenize.Message {
 // chatStreamEvents renders a chat completion as SSE events: a role chunk,
 // one chunk per token, a finish chunk, and (includeUsage) a usage chunk
 // with empty choices, as OpenAI does.
-func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, form Fault) [][]byte {
+func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, form Fault, details *promptTokensDetails) [][]byte {
 	head.Object = "chat.completion.chunk"
 	if form == FaultErrorAs200Body {
 		return [][]byte{errorAs200Body()}
@@ -154,7 +167,7 @@ func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, f
 		h := head
 		h.Choices = []chatChoice{}
 		n := len(res.tokens)
-		h.Usage = &usage{PromptTokens: res.promptTokens, CompletionTokens: n, TotalTokens: res.promptTokens + n}
+		h.Usage = &usage{PromptTokens: res.promptTokens, CompletionTokens: n, TotalTokens: res.promptTokens + n, PromptTokensDetails: details}
 		b, _ := json.Marshal(h)
 		events = append(events, b)
 	}

@@ -28,6 +28,14 @@ type Config struct {
 	OwnershipTags bool
 	// TokenDelay is the model time per generated token; 0 means none.
 	TokenDelay time.Duration
+	// PrefillDelay is the model time per prompt token prefill computes
+	// (the prompt's billed tokens less those the prefix cache holds),
+	// spent before the first token; 0 means none. It makes a prefix-cache
+	// hit visible in the time to first token (e.g. 20µs).
+	PrefillDelay time.Duration
+	// CacheBlocks bounds the prefix cache (cache.go), in blocks of
+	// PageTokens words, least recently used evicted first; 0 means 65536.
+	CacheBlocks int
 	// Variant 0 is the honest model; n > 0 a close variant whose answers and
 	// logprobs differ slightly (for identity tests).
 	Variant int
@@ -80,6 +88,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Pages == 0 {
 		cfg.Pages = defaultPages
 	}
+	if cfg.CacheBlocks == 0 {
+		cfg.CacheBlocks = defaultCacheBlocks
+	}
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = defaultMaxBody
 	}
@@ -94,6 +105,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.TokenDelay < 0 {
 		errs = append(errs, fmt.Errorf("token delay: %v is negative", cfg.TokenDelay))
+	}
+	if cfg.PrefillDelay < 0 {
+		errs = append(errs, fmt.Errorf("prefill delay: %v is negative", cfg.PrefillDelay))
+	}
+	if cfg.CacheBlocks < 0 {
+		errs = append(errs, fmt.Errorf("cache blocks: %d is negative", cfg.CacheBlocks))
 	}
 	for _, f := range cfg.Faults {
 		if _, err := ParseFault(string(f)); err != nil {

@@ -9,6 +9,13 @@
 //   - admission: the prompt is counted with o200k_base exactly as OpenAI
 //     bills it (tokenize.Chat for chat, Count for completions); a prompt over
 //     Config.Capacity gets an honest 400 context_length_exceeded.
+//   - prefix cache (cache.go): a chat prompt's rendered words, in blocks of
+//     a KV page, are looked up under the request's cache_salt (vLLM's
+//     field; absent is ""); the blocks found are reported in
+//     usage.prompt_tokens_details.cached_tokens and their prefill is
+//     skipped, so the time to first token is Config.PrefillDelay per
+//     uncached token. cache_prompt: false (llama.cpp's field) bypasses it.
+//     Bounded by Config.CacheBlocks, least recently used evicted first.
 //   - prefill: the prompt's words are written into pages of a shared paged
 //     KV pool (kv.go). Freed pages go back to the pool without being zeroed,
 //     as in real stacks.

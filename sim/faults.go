@@ -112,6 +112,23 @@ const (
 	// json, most JavaScript) sees the shadow.
 	// Caught by: strict members (response_ambiguous).
 	FaultAmbiguousModel Fault = "ambiguous-model"
+
+	// FaultSharedCache: the prefix cache (cache.go) ignores the request's
+	// cache_salt, for lookups and inserts alike: a second tenant sending a
+	// prefix another tenant sent reports it in
+	// usage.prompt_tokens_details.cached_tokens and gets the fast time to
+	// first token of a cache hit. Set it on the server, or on every request
+	// of both tenants: a request without it still keys by its salt.
+	// Caught by: the cache canary (cache_shared).
+	FaultSharedCache Fault = "shared-cache"
+
+	// FaultSharedCacheTiming: the prefix cache reports cached_tokens as if
+	// it honoured cache_salt, but prefill skips whatever any tenant cached:
+	// only the time to first token leaks the other tenant's prefix (the
+	// side channel of a cache that is shared underneath a per-tenant
+	// accounting). Caught by: the cache canary's timing test
+	// (cache_shared).
+	FaultSharedCacheTiming Fault = "shared-cache-timing"
 )
 
 // shadowModel is the model an exact-case reader sees under
@@ -153,7 +170,7 @@ func Faults() []Fault {
 		FaultSilentFallback, FaultModelLie, FaultSnapshotDrift, FaultTruncate,
 		FaultStreamInterleave, FaultErrorAs200, FaultOversize200,
 		FaultIDEchoMismatch, FaultDuplicateID, FaultStreamCut, FaultAmbiguousModel,
-		FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
+		FaultSharedCache, FaultSharedCacheTiming, FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
 		FaultErrorAs200EmptyLength,
 	}
 }

@@ -19,6 +19,8 @@ type prompt struct {
 	// truncate returns the first half of the prompt's words and their
 	// billed count (for the truncate fault).
 	truncate func() ([]string, int)
+	// cache is what the prefix cache held of the prompt (chat only).
+	cache cacheUse
 }
 
 // result is what the serving stack produced for one prompt.
@@ -26,6 +28,7 @@ type result struct {
 	tokens       []genToken
 	finish       string
 	promptTokens int    // what usage reports
+	cachedTokens int    // usage.prompt_tokens_details.cached_tokens
 	model        string // what `model` reports
 	fingerprint  string
 	digest       uint64 // of the prompt's own words, picks error-as-200 forms
@@ -66,6 +69,11 @@ func (s *Server) infer(ctx context.Context, o owner, fs faultSet, model string, 
 	if len(words) > s.cfg.Capacity {
 		words = words[:s.cfg.Capacity]
 	}
+	// Prefill computes what the prefix cache does not hold: the time to
+	// first token is proportional to it.
+	if err := sleep(ctx, time.Duration(max(p.tokens-p.cache.warm, 0))*s.cfg.PrefillDelay); err != nil {
+		return nil, err
+	}
 	table, err := s.pool.prefill(o, words)
 	if err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
@@ -88,7 +96,7 @@ func (s *Server) infer(ctx context.Context, o owner, fs faultSet, model string, 
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 
-	res := &result{promptTokens: reported, model: model, digest: digest(p.words), release: release}
+	res := &result{promptTokens: reported, cachedTokens: p.cache.reported, model: model, digest: digest(p.words), release: release}
 	variant := s.cfg.Variant
 	switch {
 	case fs[FaultSilentFallback]:

@@ -34,6 +34,12 @@ type chatRequest struct {
 	StreamOptions       *streamOptions `json:"stream_options"`
 	Logprobs            bool           `json:"logprobs"`
 	TopLogprobs         *int           `json:"top_logprobs"`
+	// CacheSalt keys the prefix cache (vLLM's field): prefixes are shared
+	// only between requests with the same salt; absent is the salt "".
+	CacheSalt *string `json:"cache_salt"`
+	// CachePrompt false serves the request without the prefix cache
+	// (llama.cpp's field): no lookup, nothing cached.
+	CachePrompt *bool `json:"cache_prompt"`
 }
 
 type streamOptions struct {

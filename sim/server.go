@@ -31,6 +31,7 @@ type Server struct {
 	counter         tokenize.Counter
 	tmpl            *template.Template
 	pool            *kvPool
+	cache           *prefixCache
 	mux             *http.ServeMux
 	seq             atomic.Uint64 // request sequence numbers, the page owners
 	created         int64         // the `created` of GET /v1/models entries
@@ -80,6 +81,7 @@ func New(cfg Config) (*Server, error) {
 		served:  map[string]bool{},
 		counter: counter,
 		pool:    newKVPool(cfg.Pages, cfg.PageTokens, cfg.OwnershipTags),
+		cache:   newPrefixCache(cfg.PageTokens, cfg.CacheBlocks),
 		mux:     http.NewServeMux(),
 		created: time.Now().Unix(),
 		mem:     memory{lastBody: map[string][]byte{}, lastID: map[string]string{}},

@@ -7,9 +7,17 @@ import (
 // The response shapes, as OpenAI writes them.
 
 type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int                  `json:"prompt_tokens"`
+	CompletionTokens    int                  `json:"completion_tokens"`
+	TotalTokens         int                  `json:"total_tokens"`
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptTokensDetails is written for chat requests that carry a
+// cache_salt or hit the prefix cache (the others keep the usage they
+// always had).
+type promptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 type chatOutMessage struct {

@@ -24,6 +24,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	capacity := fs.Int("capacity", 0, "prompt tokens prefill accepts (default 32768)")
 	variant := fs.Int("variant", 0, "0 = the honest model; n > 0 = a close variant")
 	delay := fs.Duration("token-delay", 0, "model time per generated token")
+	prefill := fs.Duration("prefill-delay", 0, "model time per prompt token the prefix cache does not hold (e.g. 20us)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -31,7 +32,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "sim takes no arguments, got %q", fs.Args())
 	}
 	cfg := sim.Config{Models: models, Capacity: *capacity, AllowFaultHeader: *allowHeader,
-		OwnershipTags: *tags, Variant: *variant, TokenDelay: *delay}
+		OwnershipTags: *tags, Variant: *variant, TokenDelay: *delay, PrefillDelay: *prefill}
 	for _, f := range faults {
 		ft, err := sim.ParseFault(f)
 		if err != nil {
