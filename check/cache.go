@@ -17,23 +17,28 @@ import (
 // The bound is sound for a cache keyed by custody's salt as long as the
 // salts are new at start (custody's are): an engine can then have cached
 // for this key only prompts this process sent, and a cached prefix is no
-// longer, in tokens, than in bytes.
+// longer, in tokens, than in bytes. A prompt is remembered when it is
+// sent, not when its answer comes: a request in flight beside it may be
+// prefilled first and cached, and the answer's bound is taken over every
+// other prompt sent until then (Bound with self).
 type CacheHistory struct {
 	seed maphash.Seed
 	mu   sync.Mutex
 	keys map[string]*prefixSet // guarded by mu
 }
 
-// MaxPerKey bounds the prefix hashes remembered per key.
-const MaxPerKey = 4096
+// MaxPerKey bounds the prefix hashes remembered per key (about 800
+// prompts of up to 1 MiB each).
+const MaxPerKey = 16384
 
 // minPrefix is the shortest prefix remembered, in bytes.
 const minPrefix = 64
 
 type prefixSet struct {
-	seen  map[uint64]bool
-	order []uint64 // ring of what seen holds, oldest at next
-	next  int
+	seen    map[uint64]int // prefix hash -> how many prompts sent it
+	order   []uint64       // ring of what seen counts, oldest at next
+	next    int
+	prompts int // prompts remembered, ever
 }
 
 // NewCacheHistory returns an empty history.
@@ -56,18 +61,24 @@ func (h *CacheHistory) prefixes(text string, f func(sum uint64, n int) bool) {
 }
 
 // Bound is the most of text, in bytes, that key can have cached: the
-// first remembered prefix length it has not sent, or all of text.
-func (h *CacheHistory) Bound(key, text string) int {
+// first remembered prefix length that no other prompt of key sent (the
+// shared part is shorter), or all of text; 0 if key sent no other prompt.
+// self says that text itself was remembered (once) and does not count.
+func (h *CacheHistory) Bound(key, text string, self bool) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	own := 0
+	if self {
+		own = 1
+	}
 	set := h.keys[key]
-	bound := min(minPrefix, len(text))
-	if set == nil {
+	if set == nil || set.prompts <= own {
 		return 0
 	}
+	bound := 0
 	h.prefixes(text, func(sum uint64, n int) bool {
 		bound = n
-		return set.seen[sum]
+		return set.seen[sum] > own
 	})
 	return bound
 }
@@ -78,23 +89,24 @@ func (h *CacheHistory) Remember(key, text string) {
 	defer h.mu.Unlock()
 	set := h.keys[key]
 	if set == nil {
-		set = &prefixSet{seen: map[uint64]bool{}}
+		set = &prefixSet{seen: map[uint64]int{}}
 		h.keys[key] = set
 	}
 	h.prefixes(text, func(sum uint64, _ int) bool {
-		if set.seen[sum] {
-			return true
-		}
 		if len(set.order) < MaxPerKey {
 			set.order = append(set.order, sum)
 		} else {
-			delete(set.seen, set.order[set.next])
+			old := set.order[set.next]
+			if set.seen[old]--; set.seen[old] <= 0 {
+				delete(set.seen, old)
+			}
 			set.order[set.next] = sum
 			set.next = (set.next + 1) % MaxPerKey
 		}
-		set.seen[sum] = true
+		set.seen[sum]++
 		return true
 	})
+	set.prompts++
 }
 
 // CachedTokens fails when an upstream reports more cached prompt tokens

@@ -47,7 +47,10 @@ func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
 		mac.Write([]byte(subject))
 		salt := "custody-" + hex.EncodeToString(mac.Sum(nil)[:16])
 		q, _ := json.Marshal(salt)
-		return []openai.Member{{Name: "cache_salt", Value: q}}, rt.prov.Name + "\x00" + salt
+		key := rt.prov.Name + "\x00" + salt
+		// Sent, so cacheable: from now on it bounds the others.
+		x.g.cacheHist.Remember(key, x.prompt.text)
+		return []openai.Member{{Name: "cache_salt", Value: q}}, key
 	case "disable":
 		return []openai.Member{{Name: "cache_prompt", Value: []byte("false")}}, ""
 	}
@@ -55,7 +58,9 @@ func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
 }
 
 // checkCache holds the upstream's cached_tokens to what the tenant can
-// have cached on this provider, then remembers this prompt as cached.
+// have cached on this provider: the prompts it sent there before this
+// answer, in flight beside it included (the attempt remembered this one
+// as it sent it).
 func (x *exchange) checkCache(rt route, cached int) {
 	tx := x.tx
 	switch iso := rt.prov.CacheIsolation; {
@@ -64,8 +69,8 @@ func (x *exchange) checkCache(rt route, cached int) {
 	case x.cacheKey == "":
 		return // isolation off: nothing to hold the upstream to
 	default:
-		text, rendered := x.prompt.wait().text, x.prompt.rendered
-		bound := x.g.cacheHist.Bound(x.cacheKey, text)
+		text, rendered := x.prompt.text, x.prompt.rendered
+		bound := x.g.cacheHist.Bound(x.cacheKey, text, true)
 		if bound > 0 {
 			// The engine's rendering of what was shared may be longer
 			// than custody's text of it, by a block at least.
@@ -79,6 +84,5 @@ func (x *exchange) checkCache(rt route, cached int) {
 		} else {
 			tx.Pass(custody.CheckCache, check.CacheDetail(iso, cached, bound))
 		}
-		x.g.cacheHist.Remember(x.cacheKey, text)
 	}
 }

@@ -62,7 +62,8 @@ type promptWork struct {
 	counts  accounting.Counts
 	scanner Scanner
 	// text is the prompt as the cache check hashes it: the first
-	// rendering where custody renders it (rendered), else its texts.
+	// rendering where custody renders it (rendered), else its texts. Set
+	// before the work starts; read-only.
 	text     string
 	rendered bool
 }
@@ -295,12 +296,11 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
 	w := &promptWork{done: make(chan struct{})}
 	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
-	w.text, w.rendered = pp.Text()
+	if w.text, w.rendered = pp.Text(); !w.rendered {
+		w.text = promptText(p)
+	}
 	go func() {
 		defer close(w.done)
-		if !w.rendered {
-			w.text = promptText(p)
-		}
 		w.counts = pp.Count()
 		if contam != nil {
 			w.scanner = contam.Admit(id, tenant, promptText(p))
