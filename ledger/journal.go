@@ -319,15 +319,34 @@ type journalRecord struct {
 }
 
 // readJournal reads every record of every segment in dir, in order. The
-// records of a segment end where its zero fill begins. A torn or corrupt
-// record at the end of the LAST segment is the write a crash interrupted
-// (its Append never returned): the segment is cut there. Anything else
-// that does not parse is an error, as are indices that are not
-// contiguous.
-func readJournal(dir string) ([]journalRecord, []uint64, error) {
+// records of a segment end where its zero fill begins. A bad record at
+// the end of the LAST segment with nothing intact after it is the write a
+// crash interrupted (its Append never returned): the segment is cut there
+// and the damage returned for the caller to log. Any other bad record is
+// a *CorruptJournalError, as are indices that are not contiguous.
+func readJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
+	recs, segs, d, err := scanJournal(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d == nil {
+		return recs, segs, nil, nil
+	}
+	if !d.Torn {
+		return nil, nil, nil, &CorruptJournalError{*d}
+	}
+	if err := truncate(d.Segment, d.Offset); err != nil {
+		return nil, nil, nil, err
+	}
+	return recs, segs, d, nil
+}
+
+// scanJournal is readJournal without changing anything: it returns the
+// records before the first bad one and describes that one (nil if none).
+func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 	names, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	var segs []uint64
 	for _, e := range names {
@@ -337,7 +356,7 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		}
 		first, err := strconv.ParseUint(strings.TrimSuffix(n, segmentSuffix), 16, 64)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal: unexpected file %s", n)
+			return nil, nil, nil, fmt.Errorf("journal: unexpected file %s", n)
 		}
 		segs = append(segs, first)
 	}
@@ -347,43 +366,37 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		p := filepath.Join(dir, segmentName(first))
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal: %w", err)
+			return nil, nil, nil, fmt.Errorf("journal: %w", err)
 		}
-		off, want := 0, first
-		for off < len(data) {
-			leaf, idx, n, ok := parseRecord(data[off:])
-			if !ok || idx != want {
-				if si != len(segs)-1 && !allZero(data[off:]) {
-					return nil, nil, fmt.Errorf("journal: segment %s corrupt at offset %d", p, off)
-				}
-				if si == len(segs)-1 {
-					if err := truncate(p, int64(off)); err != nil {
-						return nil, nil, err
-					}
-				}
-				break
+		var off int
+		var bad bool
+		before := len(recs)
+		recs, off, bad = findDamage(data, first, recs)
+		if !bad {
+			continue
+		}
+		d := &Damage{Segment: p, Offset: int64(off), Index: first + uint64(len(recs)-before)}
+		d.After = salvage(data, off+1, first)
+		for _, later := range segs[si+1:] {
+			ld, err := os.ReadFile(filepath.Join(dir, segmentName(later)))
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("journal: %w", err)
 			}
-			recs = append(recs, journalRecord{index: idx, leaf: leaf})
-			off += n
-			want++
+			d.After = append(d.After, salvage(ld, 0, later)...)
 		}
+		d.Torn = si == len(segs)-1 && len(d.After) == 0
+		return recs, segs, d, checkContiguous(recs)
 	}
-	for i := 1; i < len(recs); i++ {
-		if recs[i].index != recs[i-1].index+1 {
-			return nil, nil, fmt.Errorf("journal: gap between index %d and %d", recs[i-1].index, recs[i].index)
-		}
-	}
-	return recs, segs, nil
+	return recs, segs, nil, checkContiguous(recs)
 }
 
-// allZero reports whether b is the unused, zero-filled end of a segment.
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
+func checkContiguous(recs []journalRecord) error {
+	for i := 1; i < len(recs); i++ {
+		if recs[i].index != recs[i-1].index+1 {
+			return fmt.Errorf("journal: gap between index %d and %d", recs[i-1].index, recs[i].index)
 		}
 	}
-	return true
+	return nil
 }
 
 // parseRecord decodes the record at the start of b.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,6 +64,9 @@ type Config struct {
 	// JournalSegmentSize is the size of each journal segment file, written
 	// with zeros before use (default 32 MiB).
 	JournalSegmentSize int64
+	// Logger receives what the ledger did by itself that an operator
+	// should know (a torn journal tail cut off at start). Nil: discarded.
+	Logger *slog.Logger
 }
 
 // Log is custody's ledger: Append makes a transaction's leaf durable and
@@ -128,6 +132,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	if cfg.JournalSegmentSize <= 0 {
 		cfg.JournalSegmentSize = 32 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = 65536
@@ -208,9 +215,12 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 // recover integrates the journal records the log lacks, in order, and
 // returns the log's size afterwards and the journal segments on disk.
 func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error) {
-	recs, segs, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
+	recs, segs, torn, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
 	if err != nil {
 		return 0, nil, err
+	}
+	if torn != nil {
+		warnTorn(l.cfg.Logger, torn)
 	}
 	var futures []feedFuture
 	for _, r := range recs {

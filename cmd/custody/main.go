@@ -1,7 +1,8 @@
 // Command custody is the inference-integrity gateway: `custody serve`
-// runs it; `sim`, `verify`, `audit`, `canary` and `version` are its tools.
+// runs it; `sim`, `verify`, `audit`, `canary`, `ledger` and `version` are its
+// tools.
 // main only calls run, which returns the exit code. Each subcommand is one
-// file (serve.go, sim.go, verify.go, audit.go, canary.go, version.go) with
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, ledger.go, version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
 // serve and canary run the whole gateway, whose ledger is unix-only
@@ -48,6 +49,8 @@ Usage:
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]
         run every canary probe once: exit 1 if any fails
+  custody ledger  check|repair [--data DIR]
+        check a stopped gateway's journal (exit 1 corrupt), or cut it at the damage
   custody version
         version, commit, Go version
   custody help [COMMAND]
@@ -65,6 +68,7 @@ var commands = map[string]command{
 	"verify": runVerify,
 	"audit":  runAudit,
 	"canary": runCanary,
+	"ledger": runLedger,
 	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return runVersion(args, stdout, stderr)
 	},
