@@ -115,13 +115,9 @@ func (r *LedgerRecorder) Claim(ctx context.Context, key, requestID string, ttl t
 	return r.idx.ClaimResponse(ctx, key, requestID, ttl)
 }
 
-// Ready reports whether the ledger can take leaves.
-func (r *LedgerRecorder) Ready(ctx context.Context) error {
-	if rd, ok := any(r.log).(interface{ Ready() error }); ok {
-		return rd.Ready()
-	}
-	return nil
-}
+// Ready reports whether the ledger can take leaves (not while its last
+// journal write failed, a full disk say, until it has recovered).
+func (r *LedgerRecorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
 func (r *LedgerRecorder) run() {
 	defer close(r.done)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/custody-gateway/custody/verify"
 )
@@ -54,12 +55,22 @@ type journal struct {
 	// fully integrated segments can be removed.
 	integrated func() uint64
 
+	// fault, if set, is called before every write to a journal file
+	// (path, offset); an error it returns is that write's. Tests inject
+	// a full disk or an I/O error with it (root ignores permissions).
+	fault func(path string, off int64) error
+	// retry is how often a failed journal tries to recover (default 1s).
+	retry time.Duration
+
 	mu     sync.Mutex // guards next, buf, cur, closed, err
 	next   uint64
 	buf    []byte
 	cur    *commit
 	closed bool
-	err    error // sticky: once the journal fails, every Append fails
+	// err is set when a write failed, and cleared when the syncer has
+	// recovered (cut the failed bytes off and started a new segment):
+	// meanwhile every Append fails with it.
+	err error
 
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
@@ -72,12 +83,18 @@ type journal struct {
 	segSize  int64
 	segments []uint64 // first index of each segment still on disk, ascending
 	spare    []byte
+	dirty    bool // bytes past segSize in f belong to a failed write
 }
 
 // openJournal starts a new segment at index next and the syncer. Older
 // segments listed in old are kept until tessera has integrated them.
-func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64) (*journal, error) {
+func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64, fault func(string, int64) error, retry time.Duration) (*journal, error) {
+	if retry <= 0 {
+		retry = time.Second
+	}
 	j := &journal{
+		fault:      fault,
+		retry:      retry,
 		dir:        dir,
 		segMax:     segMax,
 		durable:    durable,
@@ -158,18 +175,30 @@ func (j *journal) zeroFile(p string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	zeros := make([]byte, 1<<20)
-	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
-		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), j.segMax-off)], off); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("journal: %w", err)
-		}
-	}
-	if err := f.Sync(); err != nil {
+	fail := func(err error) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
+		if err := j.faultAt(p, off); err != nil {
+			return fail(err)
+		}
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), j.segMax-off)], off); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
 	return f, nil
+}
+
+func (j *journal) faultAt(p string, off int64) error {
+	if j.fault == nil {
+		return nil
+	}
+	return j.fault(p, off)
 }
 
 // errJournalClosed is the cause of Appends after Close.
@@ -215,7 +244,7 @@ func (j *journal) syncLoop() {
 	defer close(j.exited)
 	for {
 		j.mu.Lock()
-		for len(j.buf) == 0 {
+		for len(j.buf) == 0 && j.err == nil {
 			if j.closed {
 				j.mu.Unlock()
 				return
@@ -224,14 +253,31 @@ func (j *journal) syncLoop() {
 			<-j.kick
 			j.mu.Lock()
 		}
+		if j.err != nil {
+			closed, next := j.closed, j.next
+			j.mu.Unlock()
+			if closed {
+				return
+			}
+			if err := j.recover(next); err != nil {
+				select {
+				case <-j.kick:
+				case <-time.After(j.retry):
+				}
+				continue
+			}
+			j.mu.Lock()
+			j.err = nil
+			j.mu.Unlock()
+			continue
+		}
 		b, c := j.buf, j.cur
 		j.buf = j.spare[:0]
 		j.cur = &commit{done: make(chan struct{}), first: j.next}
-		failed := j.err
 		j.mu.Unlock()
 
-		err := failed
-		if err == nil && j.segSize+int64(len(b)) > j.segMax {
+		var err error
+		if j.segSize+int64(len(b)) > j.segMax {
 			err = j.rotate(c.first)
 		}
 		if err == nil {
@@ -239,13 +285,7 @@ func (j *journal) syncLoop() {
 		}
 		j.spare = b
 		if err != nil {
-			j.mu.Lock()
-			if j.err == nil {
-				j.err = err
-			}
-			j.mu.Unlock()
-			c.err = err
-			close(c.done)
+			j.fail(c, err)
 			continue
 		}
 		j.durable(c.first, c.leaves)
@@ -253,16 +293,56 @@ func (j *journal) syncLoop() {
 	}
 }
 
+// fail fails group c, which the syncer could not make durable, and every
+// Append queued behind it: their indices are given out again once the
+// journal has recovered, so that the log stays contiguous. Until then
+// Appends fail with err.
+func (j *journal) fail(c *commit, err error) {
+	j.mu.Lock()
+	j.err = err
+	j.next = c.first
+	queued := j.cur
+	j.buf = j.buf[:0]
+	j.cur = &commit{done: make(chan struct{}), first: c.first}
+	j.mu.Unlock()
+	c.err = err
+	close(c.done)
+	queued.err = err
+	close(queued.done)
+}
+
+// recover is the syncer's way back from a failed write: the bytes of the
+// failed group are cut off the current segment (they must not sit in
+// front of later records, which would make the segment corrupt) and a new
+// segment starts at next. It fails as long as the disk is full.
+func (j *journal) recover(next uint64) error {
+	if j.dirty {
+		if err := j.f.Truncate(j.segSize); err != nil {
+			return fmt.Errorf("journal: cutting a failed write: %w", err)
+		}
+		if err := j.f.Sync(); err != nil {
+			return fmt.Errorf("journal: cutting a failed write: %w", err)
+		}
+		j.dirty = false
+	}
+	return j.rotate(next)
+}
+
 // write makes b durable in the current segment.
 func (j *journal) write(b []byte) error {
-	n, err := j.f.WriteAt(b, j.segSize)
-	j.segSize += int64(n)
+	err := j.faultAt(j.f.Name(), j.segSize)
+	if err == nil {
+		_, err = j.f.WriteAt(b, j.segSize)
+	}
 	if err != nil {
+		j.dirty = true
 		return fmt.Errorf("journal write: %w", err)
 	}
 	if err := fdatasync(j.f); err != nil {
+		j.dirty = true
 		return fmt.Errorf("journal fsync: %w", err)
 	}
+	j.segSize += int64(len(b))
 	return nil
 }
 

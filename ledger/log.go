@@ -67,6 +67,10 @@ type Config struct {
 	// Logger receives what the ledger did by itself that an operator
 	// should know (a torn journal tail cut off at start). Nil: discarded.
 	Logger *slog.Logger
+
+	// journalFault is the journal's fault injection (tests only).
+	journalFault func(path string, off int64) error
+	journalRetry time.Duration // how often a failed journal retries (default 1s)
 }
 
 // Log is custody's ledger: Append makes a transaction's leaf durable and
@@ -203,7 +207,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	l.integrated.Store(next)
 	go l.feedLoop(tctx)
 	go l.resolveLoop()
-	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load)
+	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load, cfg.journalFault, cfg.journalRetry)
 	if err != nil {
 		close(l.feed)
 		cancel()
@@ -507,6 +511,29 @@ func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] 
 			}
 		}
 	}
+}
+
+// ErrNotReady wraps the reason Ready gives.
+var ErrNotReady = errors.New("ledger not ready")
+
+// Ready reports whether Append can make leaves durable now: not after
+// Close, not after tessera refused a leaf, and not while the journal's
+// last write failed (a full disk, an I/O error) and it has not recovered
+// yet; it recovers by itself once the disk takes writes again.
+func (l *Log) Ready() error {
+	if p := l.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, *p)
+	}
+	l.j.mu.Lock()
+	closed, err := l.j.closed, l.j.err
+	l.j.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: %w", ErrNotReady, errJournalClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
+	return nil
 }
 
 // Size is the number of leaves integrated into the log so far.
