@@ -3,6 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -62,5 +65,38 @@ func TestFullDiskNotReadyThenRecovers(t *testing.T) {
 	l = openTest(t, dir) // the journal the failures left behind is intact
 	if l.Size() != 4 {
 		t.Errorf("size %d after reopening, want 4", l.Size())
+	}
+}
+
+func TestFailedPreparationLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	// The disk fills while the next segment is being zero-filled.
+	fault := func(p string, off int64) error {
+		if filepath.Base(p) == preparedName && off > 0 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	l, err := Open(context.Background(), Config{Dir: dir, JournalSegmentSize: 2 << 20, journalFault: fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(context.Background())
+	l.j.preparing.Wait()
+	if _, err := os.Stat(filepath.Join(dir, journalDir, preparedName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a half-written %s is left on a full disk: %v", preparedName, err)
+	}
+}
+
+func TestSegmentPreallocationFailureSaysWhat(t *testing.T) {
+	fault := func(p string, off int64) error {
+		if off >= 4<<20 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	_, err := Open(context.Background(), Config{Dir: t.TempDir(), JournalSegmentSize: 32 << 20, journalFault: fault})
+	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "33554432 bytes, ledger.segment_bytes") {
+		t.Fatalf("preallocation failure: %v", err)
 	}
 }

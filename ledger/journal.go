@@ -169,7 +169,9 @@ func (j *journal) newSegment(first uint64) error {
 // not end in segmentSuffix, so recovery ignores it.
 const preparedName = "next.prepared"
 
-// zeroFile creates p filled with segMax zero bytes, synced.
+// zeroFile creates p filled with segMax zero bytes, synced. If it
+// fails, p is removed: a half-filled file would only hold on to the space
+// a full disk lacks.
 func (j *journal) zeroFile(p string) (*os.File, error) {
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -177,7 +179,8 @@ func (j *journal) zeroFile(p string) (*os.File, error) {
 	}
 	fail := func(err error) (*os.File, error) {
 		f.Close()
-		return nil, fmt.Errorf("journal: %w", err)
+		os.Remove(p)
+		return nil, fmt.Errorf("journal: preallocating segment %s (%d bytes, ledger.segment_bytes): %w", p, j.segMax, err)
 	}
 	zeros := make([]byte, 1<<20)
 	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
