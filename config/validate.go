@@ -41,6 +41,9 @@ func (c *Config) applyDefaults() {
 	if c.Ledger.BatchMaxSize == 0 {
 		c.Ledger.BatchMaxSize = 1024
 	}
+	if c.Ledger.SegmentBytes == 0 {
+		c.Ledger.SegmentBytes = 32 << 20
+	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = 32 << 20
 	}
@@ -171,6 +174,9 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Ledger.BatchMaxSize < 0 {
 		bad("ledger.batch_max_size", "must not be negative")
+	}
+	if c.Ledger.SegmentBytes < 1<<20 {
+		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
 	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024, got %d", c.Limits.MaxBodyBytes)

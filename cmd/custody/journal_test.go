@@ -56,3 +56,22 @@ func TestServeCutsATornJournalTail(t *testing.T) {
 		t.Fatalf("after the cut: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestServeSegmentBytes: ledger.segment_bytes sizes the journal's
+// preallocated segments, so that a small data dir can hold them.
+func TestServeSegmentBytes(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, dir, "--config", writeConfig(t, dir, "ledger: {segment_bytes: 1048576}\n"+twoTenants))
+	if resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", `{"model":"sim-1","messages":[{"role":"user","content":"small disk"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "custody-data", "ledger", "journal", "*.wal"))
+	if len(segs) == 0 {
+		t.Fatal("no journal segment")
+	}
+	for _, p := range segs {
+		if fi, err := os.Stat(p); err != nil || fi.Size() != 1<<20 {
+			t.Errorf("%s: %d bytes, want 1 MiB: %v", p, fi.Size(), err)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 
 	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
 		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
-		Logger: logger})
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
 	}
