@@ -263,4 +263,9 @@ type Checks struct {
 	ContaminationWarmup int `yaml:"contamination_warmup"`
 	// ContaminationMaxPrompts bounds the prompts remembered. Zero means 4096.
 	ContaminationMaxPrompts int `yaml:"contamination_max_prompts"`
+	// OnIndexUnavailable is what happens to a transaction whose shared
+	// check (the replay claim across replicas) cannot run because the
+	// index does not answer: "flag" (the default) serves it flagged, with
+	// the check skipped; "reject" refuses it, 503 index_unavailable.
+	OnIndexUnavailable string `yaml:"on_index_unavailable"`
 }

@@ -77,6 +77,9 @@ func (c *Config) applyDefaults() {
 	if c.Checks.ReplayMaxEntries == 0 {
 		c.Checks.ReplayMaxEntries = 1_000_000
 	}
+	if c.Checks.OnIndexUnavailable == "" {
+		c.Checks.OnIndexUnavailable = "flag"
+	}
 	for i := range c.Tenants {
 		if c.Tenants[i].Policy == "" {
 			c.Tenants[i].Policy = "default"
@@ -336,6 +339,9 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Checks.ReplayWindow < 0 {
 		bad("checks.replay_window", "must not be negative")
+	}
+	if v := c.Checks.OnIndexUnavailable; v != "flag" && v != "reject" {
+		bad("checks.on_index_unavailable", "%q is not flag or reject", v)
 	}
 	if len(errs) > 0 {
 		return errs
