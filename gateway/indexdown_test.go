@@ -1,10 +1,17 @@
 package gateway
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/ledger/ledgertest"
 	"github.com/custody-gateway/custody/index/postgres"
 	"github.com/custody-gateway/custody/index/postgres/pgtest"
 )
@@ -48,5 +55,65 @@ func TestIndexOutageSkipsTheSharedReplayCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIndexOutageAdminAnswers503: records, events and receipts the index
+// cannot look up are 503 index_unavailable with a reason, not 500 or a
+// 404 that says a recorded transaction does not exist.
+func TestIndexOutageAdminAnswers503(t *testing.T) {
+	ctx := t.Context()
+	proxy, dsn := pgtest.NewProxy(t, pgtest.Schema(t))
+	idx, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	l, err := ledgertest.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rec, err := NewLedgerRecorder(ctx, l, idx, []string{"acme"}, "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rec.Close)
+	cfg, err := config.Parse("t.yaml", []byte("admin_keys: [adm-test]\ntenants: [{id: acme, api_keys: [sk-acme]}]\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := New(Options{Config: cfg, Recorder: rec, Logger: logger, Evidence: &Evidence{Recorder: rec, Index: idx, Log: l}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	get := func(path, key string) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/v1/custody/records", "adm-test"); code != 200 {
+		t.Fatalf("records, index up: %d %s", code, body)
+	}
+
+	proxy.Cut()
+	for _, c := range []struct{ path, key string }{
+		{"/v1/custody/records", "adm-test"},
+		{"/v1/custody/events", "adm-test"},
+		{"/v1/custody/receipts/req-somewhere", "sk-acme"},
+	} {
+		code, body := get(c.path, c.key)
+		if code != 503 || errCode(t, body) != string(custody.CodeIndexUnavailable) || !strings.Contains(body, "the index is unavailable") {
+			t.Errorf("%s, index down: %d %s", c.path, code, body)
+		}
 	}
 }
