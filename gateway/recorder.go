@@ -59,6 +59,9 @@ func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tena
 	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
+	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
+		return nil, err
+	}
 	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: publicURL, VerifierKey: l.VerifierKey()}); err != nil {
 		return nil, err
 	}
