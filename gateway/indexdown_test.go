@@ -11,9 +11,9 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
-	"github.com/custody-gateway/custody/ledger/ledgertest"
 	"github.com/custody-gateway/custody/index/postgres"
 	"github.com/custody-gateway/custody/index/postgres/pgtest"
+	"github.com/custody-gateway/custody/ledger/ledgertest"
 )
 
 // TestIndexOutageSkipsTheSharedReplayCheck: with the postgres index
