@@ -56,8 +56,8 @@ func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) e
 		// moment ago: ask the others.
 		return e.remoteReceipt(w, r, id, "")
 	case err != nil && !errors.Is(err, custody.ErrNotFound):
-		// Not "not found": the index cannot say. (The ledger alone could
-		// answer only by scanning every leaf.)
+		// Not "not found": the index cannot say, and the newest leaves of
+		// this replica's log (Lookup searched them) do not hold it.
 		return indexDown(err)
 	case err != nil || rec.Tenant != t.ID:
 		return notFound

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
@@ -104,8 +105,25 @@ func TestIndexOutageAdminAnswers503(t *testing.T) {
 	if code, body := get("/v1/custody/records", "adm-test"); code != 200 {
 		t.Fatalf("records, index up: %d %s", code, body)
 	}
+	// A transaction recorded and indexed before the outage.
+	if err := rec.Record(ctx, ledgertest.SampleTx(l, "req-indexed", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := idx.Get(ctx, "req-indexed"); err == nil && l.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never indexed")
+		}
+	}
+	rec.pending.Delete("req-indexed") // it is the index's to answer now
 
 	proxy.Cut()
+	// Its receipt comes from the ledger while the index is down.
+	if code, body := get("/v1/custody/receipts/req-indexed", "sk-acme"); code != 200 || !strings.Contains(body, `"req-indexed"`) {
+		t.Errorf("an indexed receipt, index down: %d %s", code, body)
+	}
 	for _, c := range []struct{ path, key string }{
 		{"/v1/custody/records", "adm-test"},
 		{"/v1/custody/events", "adm-test"},
