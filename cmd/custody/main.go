@@ -5,8 +5,9 @@
 // file (serve.go, sim.go, verify.go, audit.go, canary.go, ledger.go, version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
-// serve and canary run the whole gateway, whose ledger is unix-only
-// (serve_other.go says so elsewhere); verify and audit read only the log's
+// serve and canary run the whole gateway, whose ledger is unix-only, and
+// ledger reads its journal (serve_other.go and ledger_other.go say so
+// elsewhere); verify and audit read only the log's
 // public files (package verify) and work on every system.
 package main
 
