@@ -44,8 +44,12 @@ const (
 	CodeFallbackNotPermitted Code = "fallback_not_permitted"
 	CodeRouteQuarantined     Code = "route_quarantined"
 	CodeLedgerUnavailable    Code = "ledger_unavailable"
-	CodeUpstreamTimeout      Code = "upstream_timeout"
-	CodeUpstreamUnavailable  Code = "upstream_unavailable"
+	// CodeIndexUnavailable: the index does not answer, so a check that
+	// needs it cannot run (refused when checks.on_index_unavailable is
+	// reject) or an admin query cannot be answered.
+	CodeIndexUnavailable    Code = "index_unavailable"
+	CodeUpstreamTimeout     Code = "upstream_timeout"
+	CodeUpstreamUnavailable Code = "upstream_unavailable"
 	// CodeUpstreamRejected: the upstream refused the request with a 4xx that
 	// the request itself caused; its status is passed through.
 	CodeUpstreamRejected Code = "upstream_rejected"
@@ -90,6 +94,7 @@ var codes = map[Code]codeInfo{
 	CodeFallbackNotPermitted:      {http.StatusServiceUnavailable, TypePolicy},
 	CodeRouteQuarantined:          {http.StatusServiceUnavailable, TypePolicy},
 	CodeLedgerUnavailable:         {http.StatusServiceUnavailable, TypeIntegrity},
+	CodeIndexUnavailable:          {http.StatusServiceUnavailable, TypePolicy},
 	CodeUpstreamTimeout:           {http.StatusGatewayTimeout, TypeUpstream},
 	CodeUpstreamUnavailable:       {http.StatusBadGateway, TypeUpstream},
 	CodeUpstreamRejected:          {http.StatusBadRequest, TypeUpstream},

@@ -54,6 +54,10 @@ type Ledger struct {
 	BatchMaxAge time.Duration `yaml:"batch_max_age"`
 	// BatchMaxSize bounds a group-commit batch. Default 1024.
 	BatchMaxSize int `yaml:"batch_max_size"`
+	// SegmentBytes is the size of each journal segment, zero-filled on
+	// disk before use: the data dir needs room for two (the current one
+	// and the next, prepared ahead). Default 32 MiB; at least 1 MiB.
+	SegmentBytes int64 `yaml:"segment_bytes"`
 	// KeyFile is the signing key; generated in DataDir when empty.
 	KeyFile string `yaml:"key_file"`
 	// PublicURL is where other replicas reach this one (its receipts and
@@ -275,4 +279,9 @@ type Checks struct {
 	ContaminationWarmup int `yaml:"contamination_warmup"`
 	// ContaminationMaxPrompts bounds the prompts remembered. Zero means 4096.
 	ContaminationMaxPrompts int `yaml:"contamination_max_prompts"`
+	// OnIndexUnavailable is what happens to a transaction whose shared
+	// check (the replay claim across replicas) cannot run because the
+	// index does not answer: "flag" (the default) serves it flagged, with
+	// the check skipped; "reject" refuses it, 503 index_unavailable.
+	OnIndexUnavailable string `yaml:"on_index_unavailable"`
 }

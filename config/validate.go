@@ -41,6 +41,9 @@ func (c *Config) applyDefaults() {
 	if c.Ledger.BatchMaxSize == 0 {
 		c.Ledger.BatchMaxSize = 1024
 	}
+	if c.Ledger.SegmentBytes == 0 {
+		c.Ledger.SegmentBytes = 32 << 20
+	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = 32 << 20
 	}
@@ -73,6 +76,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Checks.ReplayMaxEntries == 0 {
 		c.Checks.ReplayMaxEntries = 1_000_000
+	}
+	if c.Checks.OnIndexUnavailable == "" {
+		c.Checks.OnIndexUnavailable = "flag"
 	}
 	for i := range c.Tenants {
 		if c.Tenants[i].Policy == "" {
@@ -177,6 +183,9 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Ledger.BatchMaxSize < 0 {
 		bad("ledger.batch_max_size", "must not be negative")
+	}
+	if c.Ledger.SegmentBytes < 1<<20 {
+		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
 	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024, got %d", c.Limits.MaxBodyBytes)
@@ -344,6 +353,9 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Checks.ReplayWindow < 0 {
 		bad("checks.replay_window", "must not be negative")
+	}
+	if v := c.Checks.OnIndexUnavailable; v != "flag" && v != "reject" {
+		bad("checks.on_index_unavailable", "%q is not flag or reject", v)
 	}
 	if len(errs) > 0 {
 		return errs
