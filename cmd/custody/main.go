@@ -2,7 +2,8 @@
 // runs it; `sim`, `verify`, `audit`, `canary`, `doctor`, `ledger` and
 // `version` are its tools.
 // main only calls run, which returns the exit code. Each subcommand is one
-// file (serve.go, sim.go, verify.go, audit.go, canary.go, ledger.go, version.go) with
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, doctor.go, ledger.go,
+// version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
 // serve and canary run the whole gateway, whose ledger is unix-only, and
@@ -44,6 +45,7 @@ Usage:
         run the gateway (no config: 127.0.0.1:8080, built-in simulator)
   custody sim     [--listen ADDR] [--model NAME]... [--fault NAME]... [--allow-fault-header]
                   [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
+                  [--prefill-delay DURATION]
         run the reference upstream simulator
   custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT
         verify one receipt: exit 0 valid, 1 invalid, 2 usage error
