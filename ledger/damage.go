@@ -21,9 +21,12 @@ type Damage struct {
 	Segment string // the segment file
 	Offset  int64  // where the bad record starts in it
 	Index   uint64 // the index the bad record should hold
-	// Torn is true when nothing valid follows the bad record and it is in
-	// the last segment: the write a crash interrupted, whose Appends never
-	// returned. Open truncates a torn tail by itself.
+	// Torn is true when nothing intact follows the bad record in its
+	// segment and the next segment, if any, starts with the record it
+	// should hold, so that cutting there loses nothing: in the last
+	// segment, the write a crash interrupted, whose Appends never
+	// returned; in an earlier one, stray bytes in its unused end. Open
+	// cuts a torn tail by itself.
 	Torn bool
 	// After lists the indices of the intact records found after the bad
 	// one, in this and later segments: what cutting the journal there

@@ -3,8 +3,10 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -117,6 +119,65 @@ func TestTornTailIsTruncatedAndLogged(t *testing.T) {
 			}
 			if _, err := l.AppendIndex(context.Background(), sampleTx(l, "after", nil, nil)); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// encodeRecord is a journal record as append writes it.
+func encodeRecord(idx uint64, leaf []byte) []byte {
+	var h [recordHeader]byte
+	binary.BigEndian.PutUint32(h[0:], uint32(len(leaf)))
+	binary.BigEndian.PutUint64(h[8:], idx)
+	binary.BigEndian.PutUint32(h[4:], crc32.Update(crc32.Update(0, crcTable, h[8:]), crcTable, leaf))
+	return append(h[:], leaf...)
+}
+
+func writeSegment(t *testing.T, dir string, first uint64, n int, size int) string {
+	t.Helper()
+	var b []byte
+	for i := range n {
+		b = append(b, encodeRecord(first+uint64(i), fmt.Appendf(nil, `{"leaf":%d}`, first+uint64(i)))...)
+	}
+	p := filepath.Join(dir, segmentName(first))
+	if err := os.WriteFile(p, append(b, make([]byte, size-len(b))...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestJournalDamageCases(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(t *testing.T, seg0, seg5 string)
+		torn    bool // cut off by itself; else refused
+		records int  // read when cut
+	}{
+		// Stray bytes in the unused end of an earlier segment, whose next
+		// segment starts where its records stop: nothing is lost.
+		{"stray bytes after an earlier segment's records", func(t *testing.T, seg0, _ string) { patch(t, seg0, 3000, []byte{7}) }, true, 7},
+		{"torn last record", func(t *testing.T, _, seg5 string) {
+			patch(t, seg5, 2*int64(len(encodeRecord(5, []byte(`{"leaf":5}`)))), []byte{0, 0, 0, 90, 1})
+		}, true, 7},
+		// A flipped byte in an earlier segment's records: the rest of it,
+		// and the later segment, would be lost.
+		{"flipped byte in an earlier segment", func(t *testing.T, seg0, _ string) { patch(t, seg0, 20, []byte{'X'}) }, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seg0 := writeSegment(t, dir, 0, 5, 4096)
+			seg5 := writeSegment(t, dir, 5, 2, 4096)
+			tc.corrupt(t, seg0, seg5)
+			recs, _, d, err := readJournal(dir)
+			if !tc.torn {
+				var ce *CorruptJournalError
+				if !errors.As(err, &ce) || len(ce.After) != 6 {
+					t.Fatalf("want refused with 6 intact records after the damage, got %v (%+v)", err, ce)
+				}
+				return
+			}
+			if err != nil || d == nil || !d.Torn || len(recs) != tc.records {
+				t.Fatalf("want cut off with %d records: %v %+v %d", tc.records, err, d, len(recs))
 			}
 		})
 	}

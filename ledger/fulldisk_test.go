@@ -1,11 +1,14 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -99,4 +102,63 @@ func TestSegmentPreallocationFailureSaysWhat(t *testing.T) {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "33554432 bytes, ledger.segment_bytes") {
 		t.Fatalf("preallocation failure: %v", err)
 	}
+}
+
+// TestLogFailureIsLoggedAndNotReady: when tessera cannot integrate a
+// leaf (here its entry bundles' directory is replaced by a file, which
+// even root cannot write into), Appends are refused, Ready says why, and
+// the operator's log says what to do.
+func TestLogFailureIsLoggedAndNotReady(t *testing.T) {
+	dir := t.TempDir()
+	var logs syncBuffer
+	l, err := Open(context.Background(), Config{Dir: dir, Origin: "test.custody/log", CheckpointInterval: 100 * time.Millisecond,
+		JournalSegmentSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(context.Background())
+	entries := filepath.Join(dir, logDir, "tile", "entries")
+	if err := os.RemoveAll(entries); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(entries), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entries, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendIndex(context.Background(), sampleTx(l, "journaled", nil, nil)); err != nil {
+		t.Fatal(err) // durable in the journal: acknowledged
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for l.Ready() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("still ready though the log cannot integrate")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !errors.Is(l.Ready(), ErrNotReady) {
+		t.Errorf("Ready: %v", l.Ready())
+	}
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "a restart integrates them") {
+		t.Errorf("the failure is not logged with what to do:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

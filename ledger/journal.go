@@ -402,11 +402,11 @@ type journalRecord struct {
 }
 
 // readJournal reads every record of every segment in dir, in order. The
-// records of a segment end where its zero fill begins. A bad record at
-// the end of the LAST segment with nothing intact after it is the write a
-// crash interrupted (its Append never returned): the segment is cut there
-// and the damage returned for the caller to log. Any other bad record is
-// a *CorruptJournalError, as are indices that are not contiguous.
+// records of a segment end where its zero fill begins. A torn tail (see
+// Damage.Torn: cutting it loses nothing, e.g. the write a crash
+// interrupted at the end of the last segment) is cut off and returned for
+// the caller to log. Any other bad record is a *CorruptJournalError;
+// indices that are not contiguous are an error too.
 func readJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 	recs, segs, d, err := scanJournal(dir)
 	if err != nil {
@@ -445,6 +445,7 @@ func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 	}
 	slices.Sort(segs)
 	var recs []journalRecord
+	var cut *Damage // the first harmless tail found
 	for si, first := range segs {
 		p := filepath.Join(dir, segmentName(first))
 		data, err := os.ReadFile(p)
@@ -460,6 +461,17 @@ func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 		}
 		d := &Damage{Segment: p, Offset: int64(off), Index: first + uint64(len(recs)-before)}
 		d.After = salvage(data, off+1, first)
+		// Nothing intact follows in this segment, and the next segment (if
+		// any) starts with the very record this one lacks: cutting here
+		// loses nothing. In the last segment that is a write a crash
+		// interrupted; in an earlier one, stray bytes in its unused end.
+		if len(d.After) == 0 && (si+1 == len(segs) || segs[si+1] == d.Index) {
+			d.Torn = true
+			if cut == nil {
+				cut = d
+			}
+			continue
+		}
 		for _, later := range segs[si+1:] {
 			ld, err := os.ReadFile(filepath.Join(dir, segmentName(later)))
 			if err != nil {
@@ -467,10 +479,9 @@ func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 			}
 			d.After = append(d.After, salvage(ld, 0, later)...)
 		}
-		d.Torn = si == len(segs)-1 && len(d.After) == 0
 		return recs, segs, d, checkContiguous(recs)
 	}
-	return recs, segs, nil, checkContiguous(recs)
+	return recs, segs, cut, checkContiguous(recs)
 }
 
 func checkContiguous(recs []journalRecord) error {

@@ -312,6 +312,9 @@ func (l *Log) resolveLoop() {
 		}
 		if err := checkFuture(f); err != nil {
 			l.failed.Store(&err)
+			l.cfg.Logger.Error("the log failed to integrate a journaled leaf: every Append is refused until custody restarts; "+
+				"the journal holds every acknowledged leaf and a restart integrates them (free disk space first if the disk is full)",
+				"index", f.index, "err", err)
 			continue
 		}
 		l.integrated.Store(f.index + 1)
