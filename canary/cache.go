@@ -221,10 +221,11 @@ func median(os []cacheObs) time.Duration {
 }
 
 // cachePrefix is a fresh random text of about tokens o200k tokens: words
-// of five random lowercase letters (about two tokens each), never a
-// nonce-like word, so the toy model and the echo check leave it alone.
+// of five random lowercase letters (about three tokens each in o200k_base),
+// never a nonce-like word, so the toy model and the echo check leave it
+// alone.
 func cachePrefix(tokens int) string {
-	n := max(tokens/2, 1)
+	n := max(tokens/3, 1)
 	buf := make([]byte, 5*n)
 	_, _ = crand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
 	var b strings.Builder

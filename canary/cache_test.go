@@ -51,7 +51,7 @@ func TestShuffledKeepsTheWords(t *testing.T) {
 		t.Fatal("shuffled returned the same order")
 	}
 	a, b := strings.Fields(p), strings.Fields(q)
-	if len(a) != 192 || len(a) != len(b) {
+	if len(a) != 128 || len(a) != len(b) {
 		t.Fatalf("%d and %d words", len(a), len(b))
 	}
 	if strings.Join(a[:16], " ") == strings.Join(b[:16], " ") {
