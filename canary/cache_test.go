@@ -203,3 +203,34 @@ func TestCacheProbeFalseAlarmAndDetection(t *testing.T) {
 		})
 	}
 }
+
+func TestResultCachedTokens(t *testing.T) {
+	cached, err := os.ReadFile("testdata/answer-cached.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile("testdata/answer-plain.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		n    int
+		ok   bool
+	}{
+		{"reported", cached, 369, true},
+		{"not reported", plain, 0, false},
+		{"reported zero", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":0}}}`), 0, true},
+		{"null details", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":9,"prompt_tokens_details":null}}`), 0, false},
+		{"negative", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens_details":{"cached_tokens":-5}}}`), 0, true},
+		{"not an answer", []byte(`{"error":{"code":"x"}}`), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, ok := Result{Body: tc.body}.CachedTokens()
+			if n != tc.n || ok != tc.ok {
+				t.Errorf("CachedTokens() = %d, %v; want %d, %v", n, ok, tc.n, tc.ok)
+			}
+		})
+	}
+}
