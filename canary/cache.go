@@ -59,7 +59,7 @@ const codeCacheShared = "cache_shared"
 
 // CacheConfig tunes the cache probe. Zero fields take defaults.
 type CacheConfig struct {
-	// Pairs of cross and cold requests per run; 0 means 12, at most 64
+	// Pairs of cross and cold requests per run; 0 means 16, at most 64
 	// (each pair costs four requests).
 	Pairs int
 	// PrefixTokens is the approximate size of each random prefix; 0 means
@@ -75,7 +75,7 @@ type CacheConfig struct {
 
 func (c CacheConfig) withDefaults() CacheConfig {
 	if c.Pairs == 0 {
-		c.Pairs = 12
+		c.Pairs = 16
 	}
 	if c.PrefixTokens == 0 {
 		c.PrefixTokens = 384

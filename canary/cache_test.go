@@ -85,7 +85,7 @@ func TestCacheProbe(t *testing.T) {
 		code     string
 		evidence string
 	}{
-		{name: "honest", want: StatusOK, evidence: "12 pairs isolated"},
+		{name: "honest", want: StatusOK, evidence: "16 pairs isolated"},
 		{name: "honest, hits shown only by cached_tokens", noDelay: true, want: StatusOK},
 		{name: "shared-cache", fault: sim.FaultSharedCache, want: StatusFailed, code: "cache_shared", evidence: "reported cached"},
 		{name: "shared-cache, cached_tokens only", fault: sim.FaultSharedCache, noDelay: true, want: StatusFailed, code: "cache_shared"},
@@ -138,23 +138,23 @@ func TestCacheProbeSkippedBelowItsPrompt(t *testing.T) {
 // TestCacheProbeFalseAlarmAndDetection runs the probe many times, each
 // run with fresh prefixes: on the honest simulator (the false-alarm rate,
 // in docs/canaries.md) and under both faults, each of which must be
-// caught in every run. CUSTODY_MEASURE=1 runs 200 honest runs (about a
-// minute); CI runs 20.
+// caught in every run. CUSTODY_MEASURE=1 runs 200 of each (about five
+// minutes); CI runs 20.
 func TestCacheProbeFalseAlarmAndDetection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measurement: thousands of requests")
 	}
-	honestRuns := 20
+	runs := 20
 	if os.Getenv("CUSTODY_MEASURE") != "" {
-		honestRuns = 200
+		runs = 200
 	}
 	for _, tc := range []struct {
 		fault sim.Fault
 		runs  int
 	}{
-		{"", honestRuns},
-		{sim.FaultSharedCache, 20},
-		{sim.FaultSharedCacheTiming, 20},
+		{"", runs},
+		{sim.FaultSharedCache, runs},
+		{sim.FaultSharedCacheTiming, runs},
 	} {
 		name := string(tc.fault)
 		if name == "" {
