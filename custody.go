@@ -40,6 +40,7 @@ const (
 	CheckShape         = "shape"
 	CheckContamination = "contamination"
 	CheckMembers       = "members" // strict members: checked response members appear once, exactly spelled
+	CheckCache         = "cache"   // cached_tokens within what this tenant could have cached
 )
 
 // Status is the result of one check.

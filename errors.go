@@ -37,11 +37,19 @@ const (
 	CodeResponseAmbiguous         Code = "response_ambiguous"
 	CodeUpstreamErrorAsSuccess    Code = "upstream_error_as_success"
 	CodeCrossRequestContamination Code = "cross_request_contamination"
-	CodeFallbackNotPermitted      Code = "fallback_not_permitted"
-	CodeRouteQuarantined          Code = "route_quarantined"
-	CodeLedgerUnavailable         Code = "ledger_unavailable"
-	CodeUpstreamTimeout           Code = "upstream_timeout"
-	CodeUpstreamUnavailable       Code = "upstream_unavailable"
+	// CodeCacheShared: the upstream's prompt cache served one tenant's
+	// prefix to another (cached_tokens this tenant could not have cached,
+	// or the cache canary's test).
+	CodeCacheShared          Code = "cache_shared"
+	CodeFallbackNotPermitted Code = "fallback_not_permitted"
+	CodeRouteQuarantined     Code = "route_quarantined"
+	CodeLedgerUnavailable    Code = "ledger_unavailable"
+	// CodeIndexUnavailable: the index does not answer, so a check that
+	// needs it cannot run (refused when checks.on_index_unavailable is
+	// reject) or an admin query cannot be answered.
+	CodeIndexUnavailable    Code = "index_unavailable"
+	CodeUpstreamTimeout     Code = "upstream_timeout"
+	CodeUpstreamUnavailable Code = "upstream_unavailable"
 	// CodeUpstreamRejected: the upstream refused the request with a 4xx that
 	// the request itself caused; its status is passed through.
 	CodeUpstreamRejected Code = "upstream_rejected"
@@ -82,9 +90,11 @@ var codes = map[Code]codeInfo{
 	CodeResponseAmbiguous:         {http.StatusBadGateway, TypeIntegrity},
 	CodeUpstreamErrorAsSuccess:    {http.StatusBadGateway, TypeIntegrity},
 	CodeCrossRequestContamination: {http.StatusBadGateway, TypeIntegrity},
+	CodeCacheShared:               {http.StatusBadGateway, TypeIntegrity},
 	CodeFallbackNotPermitted:      {http.StatusServiceUnavailable, TypePolicy},
 	CodeRouteQuarantined:          {http.StatusServiceUnavailable, TypePolicy},
 	CodeLedgerUnavailable:         {http.StatusServiceUnavailable, TypeIntegrity},
+	CodeIndexUnavailable:          {http.StatusServiceUnavailable, TypePolicy},
 	CodeUpstreamTimeout:           {http.StatusGatewayTimeout, TypeUpstream},
 	CodeUpstreamUnavailable:       {http.StatusBadGateway, TypeUpstream},
 	CodeUpstreamRejected:          {http.StatusBadRequest, TypeUpstream},
@@ -188,6 +198,7 @@ var (
 	ErrResponseAmbiguous         = &Error{Code: CodeResponseAmbiguous}
 	ErrUpstreamErrorAsSuccess    = &Error{Code: CodeUpstreamErrorAsSuccess}
 	ErrCrossRequestContamination = &Error{Code: CodeCrossRequestContamination}
+	ErrCacheShared               = &Error{Code: CodeCacheShared}
 	ErrFallbackNotPermitted      = &Error{Code: CodeFallbackNotPermitted}
 	ErrRouteQuarantined          = &Error{Code: CodeRouteQuarantined}
 	ErrLedgerUnavailable         = &Error{Code: CodeLedgerUnavailable}

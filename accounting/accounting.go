@@ -237,6 +237,22 @@ func llamaPrefix(c tokenize.Counter, text, bos string) int {
 	return sp.SpecialPrefix()
 }
 
+// Text is a rendering of the prompt, and whether there is one: the text
+// an engine's prompt cache holds the prefixes of.
+func (pp *Prepared) Text() (string, bool) {
+	for _, e := range template.Engines {
+		if rs := pp.renders[e]; len(rs) > 0 {
+			return rs[0].text, true
+		}
+	}
+	for _, rs := range pp.renders {
+		if len(rs) > 0 {
+			return rs[0].text, true
+		}
+	}
+	return "", false
+}
+
 // PrepareText takes a completions prompt (perText) or an embeddings
 // input.
 func (m *Model) PrepareText(p *openai.Prompt, perText bool) *Prepared {

@@ -54,6 +54,10 @@ type Ledger struct {
 	BatchMaxAge time.Duration `yaml:"batch_max_age"`
 	// BatchMaxSize bounds a group-commit batch. Default 1024.
 	BatchMaxSize int `yaml:"batch_max_size"`
+	// SegmentBytes is the size of each journal segment, zero-filled on
+	// disk before use: the data dir needs room for two (the current one
+	// and the next, prepared ahead). Default 32 MiB; at least 1 MiB.
+	SegmentBytes int64 `yaml:"segment_bytes"`
 	// KeyFile is the signing key; generated in DataDir when empty.
 	KeyFile string `yaml:"key_file"`
 	// PublicURL is where other replicas reach this one (its receipts and
@@ -125,6 +129,13 @@ type Provider struct {
 	// default: a band that covers every known engine's rendering). A sim
 	// provider renders as llamacpp.
 	Engine string `yaml:"engine"`
+	// CacheIsolation keeps tenants' prompts out of each other's prompt
+	// cache: tenant (a salt per tenant), tenant_use_case (per tenant and
+	// use case), disable (no prompt caching: cache_prompt false, for
+	// llama.cpp, which has no salt) or off (the default: nothing sent,
+	// for upstreams that ignore the field). The salt is a keyed MAC of the
+	// tenant, sent as vLLM's cache_salt, over any salt the client sent.
+	CacheIsolation string `yaml:"cache_isolation"`
 	// BaseURL ends in /v1 for OpenAI-compatible servers. Unused for sim.
 	BaseURL string `yaml:"base_url"`
 	// APIKey is sent as a bearer token upstream. Never logged.
@@ -216,6 +227,11 @@ type Policy struct {
 	RequirePinned bool `yaml:"require_pinned"`
 	// OnContamination is reject (default) or flag.
 	OnContamination string `yaml:"on_contamination"`
+	// OnCacheShared is what a prompt cache shared across tenants does to
+	// the route: flag (default: the answer is served flagged, the event
+	// recorded) or quarantine (the cache canary's failure takes the route
+	// out of service for this policy, as any failing probe does).
+	OnCacheShared string `yaml:"on_cache_shared"`
 }
 
 // Webhook receives custody's events, HMAC-signed (see package notify).
@@ -263,4 +279,9 @@ type Checks struct {
 	ContaminationWarmup int `yaml:"contamination_warmup"`
 	// ContaminationMaxPrompts bounds the prompts remembered. Zero means 4096.
 	ContaminationMaxPrompts int `yaml:"contamination_max_prompts"`
+	// OnIndexUnavailable is what happens to a transaction whose shared
+	// check (the replay claim across replicas) cannot run because the
+	// index does not answer: "flag" (the default) serves it flagged, with
+	// the check skipped; "reject" refuses it, 503 index_unavailable.
+	OnIndexUnavailable string `yaml:"on_index_unavailable"`
 }

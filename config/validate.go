@@ -41,6 +41,9 @@ func (c *Config) applyDefaults() {
 	if c.Ledger.BatchMaxSize == 0 {
 		c.Ledger.BatchMaxSize = 1024
 	}
+	if c.Ledger.SegmentBytes == 0 {
+		c.Ledger.SegmentBytes = 32 << 20
+	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = 32 << 20
 	}
@@ -74,6 +77,9 @@ func (c *Config) applyDefaults() {
 	if c.Checks.ReplayMaxEntries == 0 {
 		c.Checks.ReplayMaxEntries = 1_000_000
 	}
+	if c.Checks.OnIndexUnavailable == "" {
+		c.Checks.OnIndexUnavailable = "flag"
+	}
 	for i := range c.Tenants {
 		if c.Tenants[i].Policy == "" {
 			c.Tenants[i].Policy = "default"
@@ -83,6 +89,9 @@ func (c *Config) applyDefaults() {
 		p := &c.Providers[i]
 		if p.Timeout == 0 {
 			p.Timeout = 120 * time.Second
+		}
+		if p.CacheIsolation == "" {
+			p.CacheIsolation = "off"
 		}
 		if p.Engine == "" {
 			p.Engine = "auto"
@@ -119,12 +128,15 @@ func (c *Config) applyDefaults() {
 		if p.Fallback == "" {
 			p.Fallback = "allow"
 		}
+		if p.OnCacheShared == "" {
+			p.OnCacheShared = "flag"
+		}
 		if p.OnContamination == "" {
 			p.OnContamination = "reject"
 		}
 	}
 	if !hasDefault {
-		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject"})
+		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnCacheShared: "flag"})
 	}
 }
 
@@ -172,6 +184,9 @@ func (c *Config) Validate(file string) error {
 	if c.Ledger.BatchMaxSize < 0 {
 		bad("ledger.batch_max_size", "must not be negative")
 	}
+	if c.Ledger.SegmentBytes < 1<<20 {
+		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
+	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		bad("limits.max_body_bytes", "must be at least 1024, got %d", c.Limits.MaxBodyBytes)
 	}
@@ -195,6 +210,9 @@ func (c *Config) Validate(file string) error {
 		if p.OnContamination != "reject" && p.OnContamination != "flag" {
 			bad(key+".on_contamination", "%q is not reject or flag", p.OnContamination)
 		}
+		if p.OnCacheShared != "flag" && p.OnCacheShared != "quarantine" {
+			bad(key+".on_cache_shared", "%q is not flag or quarantine", p.OnCacheShared)
+		}
 	}
 
 	providers := map[string]bool{}
@@ -213,6 +231,11 @@ func (c *Config) Validate(file string) error {
 			bad(key+".kind", "anthropic upstreams are not supported yet; use an OpenAI-compatible endpoint")
 		default:
 			bad(key+".kind", "%q is not openai or sim", p.Kind)
+		}
+		switch p.CacheIsolation {
+		case "tenant", "tenant_use_case", "disable", "off":
+		default:
+			bad(key+".cache_isolation", "%q is not tenant, tenant_use_case, disable or off", p.CacheIsolation)
 		}
 		switch p.Engine {
 		case "auto", "llamacpp", "vllm", "sglang", "openai":
@@ -330,6 +353,9 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Checks.ReplayWindow < 0 {
 		bad("checks.replay_window", "must not be negative")
+	}
+	if v := c.Checks.OnIndexUnavailable; v != "flag" && v != "reject" {
+		bad("checks.on_index_unavailable", "%q is not flag or reject", v)
 	}
 	if len(errs) > 0 {
 		return errs

@@ -24,7 +24,7 @@ type canaryProbe struct {
 // canaryPolicy governs canary traffic: one route, no fallback, strict
 // contamination. (Pinning is the route's accept list; identity is the
 // canary's own test.)
-var canaryPolicy = config.Policy{Name: "canary", Fallback: "deny", OnContamination: "reject"}
+var canaryPolicy = config.Policy{Name: "canary", Fallback: "deny", OnContamination: "reject", OnCacheShared: "flag"}
 
 // CanaryRoutes are the gateway's routes as canary targets: each probe runs
 // through custody's own pipeline on exactly that route, recorded in the

@@ -55,6 +55,10 @@ func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) e
 		// Not indexed yet, perhaps because another replica recorded it a
 		// moment ago: ask the others.
 		return e.remoteReceipt(w, r, id, "")
+	case err != nil && !errors.Is(err, custody.ErrNotFound):
+		// Not "not found": the index cannot say, and the newest leaves of
+		// this replica's log (Lookup searched them) do not hold it.
+		return indexDown(err)
 	case err != nil || rec.Tenant != t.ID:
 		return notFound
 	case rec.Shard != e.Log.Origin():
@@ -160,7 +164,7 @@ func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) e
 	}
 	recs, err := e.Index.Search(r.Context(), query)
 	if err != nil {
-		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
+		return indexDown(err)
 	}
 	if recs == nil {
 		recs = []index.Record{}
@@ -188,12 +192,18 @@ func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) er
 	}
 	evs, err := e.Index.Events(r.Context(), eq)
 	if err != nil {
-		return custody.Wrap(custody.CodeInternal, err, "the index could not be searched")
+		return indexDown(err)
 	}
 	if evs == nil {
 		evs = []index.Event{}
 	}
 	return writeJSON(w, map[string]any{"object": "list", "data": evs})
+}
+
+// indexDown is the answer when the index does not answer: 503
+// index_unavailable with a reason; the cause goes to the operator's log.
+func indexDown(err error) error {
+	return custody.Wrap(custody.CodeIndexUnavailable, err, "the index is unavailable, so this cannot be looked up now; retry later")
 }
 
 // timeParam accepts RFC 3339 or Unix seconds.

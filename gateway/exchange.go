@@ -49,6 +49,7 @@ type exchange struct {
 	policy *config.Policy
 	prompt *promptWork
 
+	cacheKey   string    // the tenant's prompt-cache history key on the route, "" if not isolated
 	respCommit hash.Hash // SHA-256(salt || bytes delivered to the client)
 	recordable bool      // the transaction goes to the ledger (the caller is a tenant)
 	started    bool      // response bytes have been written
@@ -60,6 +61,11 @@ type promptWork struct {
 	done    chan struct{}
 	counts  accounting.Counts
 	scanner Scanner
+	// text is the prompt as the cache check hashes it: the first
+	// rendering where custody renders it (rendered), else its texts. Set
+	// before the work starts; read-only.
+	text     string
+	rendered bool
 }
 
 func (p *promptWork) wait() *promptWork { <-p.done; return p }
@@ -290,6 +296,9 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
 	w := &promptWork{done: make(chan struct{})}
 	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
+	if w.text, w.rendered = pp.Text(); !w.rendered {
+		w.text = promptText(p)
+	}
 	go func() {
 		defer close(w.done)
 		w.counts = pp.Count()

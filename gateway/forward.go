@@ -121,9 +121,11 @@ func retryAfter(err error) time.Duration {
 func (x *exchange) attempt(rt route) (done bool, err error) {
 	ctx, cancel := context.WithCancel(x.r.Context())
 	defer cancel()
+	set, cacheKey := x.cacheMembers(rt)
+	x.cacheKey = cacheKey
 	call := upstream.Call{
 		Path:      x.ep.path,
-		Body:      x.req.Rewrite(rt.cfg.Model),
+		Body:      x.req.Rewrite(rt.cfg.Model, set...),
 		RequestID: x.tx.ID,
 		Stream:    x.tx.Stream,
 	}

@@ -9,7 +9,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -97,6 +99,12 @@ type Gateway struct {
 	skipChecks bool
 	tracer     Tracer
 	canaries   *canary.Runner
+	clients    map[string]*upstream.Client
+	probes     probes // ProbeProviders' outcomes, for /readyz
+	// cacheKey makes the tenants' prompt-cache salts; new at every New
+	// (see cache.go). cacheHist is what each salt can have cached.
+	cacheKey  [32]byte
+	cacheHist *check.CacheHistory
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }
@@ -151,6 +159,7 @@ type route struct {
 func New(o Options) (*Gateway, error) {
 	c := o.Config
 	g := &Gateway{
+		cacheHist:    check.NewCacheHistory(),
 		cfg:          c,
 		keys:         newKeyring(c),
 		models:       map[string]*model{},
@@ -169,7 +178,9 @@ func New(o Options) (*Gateway, error) {
 		skipChecks:   o.SkipChecks,
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
+		clients:      o.Clients,
 	}
+	rand.Read(g.cacheKey[:]) // never fails (crypto/rand)
 	g.keys.fails = o.AuthFailures
 	if g.keys.fails == nil {
 		g.keys.fails = NewAuthFailures(c.Limits.AuthFailuresPerMinute, o.Now)
@@ -316,6 +327,10 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	w.Header().Set("Content-Type", "text/plain")
-	_, err := w.Write([]byte("ready\n"))
+	// The providers' probes are information, never readiness (probe.go).
+	var b bytes.Buffer
+	b.WriteString("ready\n")
+	writeProbes(&b, g.ProviderProbes())
+	_, err := w.Write(b.Bytes())
 	return err
 }

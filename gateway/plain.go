@@ -54,6 +54,7 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	// first of all a replay (its usage, another request's, fails too).
 	x.checkReplay(rt, r.ID, body)
 	x.checkPromptTokens(r.Usage != nil)
+	x.checkCache(rt, r.Usage.Cached())
 	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
 		x.prompt.scanner.Write([]byte(r.Text()))
 		x.checkContamination()
@@ -137,21 +138,38 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	}
 	if err == nil && x.g.sharedReplay != nil {
 		err = x.claimShared(claims)
+		if errors.Is(err, errIndexDown) {
+			// The check could not run: never "ok". The local memory
+			// still covered this replica.
+			if x.g.cfg.Checks.OnIndexUnavailable == "reject" {
+				x.tx.Fail(custody.CheckReplay, custody.CodeIndexUnavailable, indexDownMessage)
+				return
+			}
+			x.tx.Skip(custody.CheckReplay, "index unavailable")
+			if x.tx.Verdict == "" || x.tx.Verdict == custody.Verified {
+				x.tx.Verdict = custody.Flagged
+			}
+			return
+		}
 	}
 	x.verdictOf(err, custody.CheckReplay)
 }
 
+// errIndexDown is claimShared's error when the index does not answer.
+var errIndexDown = errors.New("the shared index is unavailable")
+
+const indexDownMessage = "the index shared by the replicas is unavailable, so the replay check across replicas cannot run (checks.on_index_unavailable: reject)"
+
 // claimShared claims the response in the index that every replica
 // shares, so a response delivered through one replica cannot be delivered
 // again through another. If the index cannot answer, the check cannot
-// run: the transaction is flagged, not failed (the local memory still
-// covers this replica).
+// run: errIndexDown, and checkReplay applies checks.on_index_unavailable.
 func (x *exchange) claimShared(claims []check.ReplayClaim) error {
 	for _, c := range claims {
 		owner, err := x.g.sharedReplay(x.r.Context(), c.Key, c.Owner, x.g.cfg.Checks.ReplayWindow)
 		if err != nil {
-			x.g.log.Warn("shared replay claim failed", "id", x.tx.ID, "err", err)
-			return nil
+			x.g.log.Warn("shared replay claim failed: the replay check is skipped", "id", x.tx.ID, "err", err)
+			return fmt.Errorf("%w: %w", errIndexDown, err)
 		}
 		if owner != c.Owner {
 			// The owner may be another tenant's: named to the operator only.

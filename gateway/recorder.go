@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -37,6 +39,8 @@ type LedgerRecorder struct {
 	// (webhooks), from the indexing goroutine: never on the request path.
 	OnEvent func(index.Event)
 
+	scans chan struct{} // semaphore of the lookups in the log (fromLog)
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -54,10 +58,13 @@ const queueSize = 1 << 14
 // where other replicas reach this one (its log is publicURL + "/log").
 func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tenantIDs []string, publicURL string, logger *slog.Logger) (*LedgerRecorder, error) {
 	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
-		queue: make(chan index.Record, queueSize), stop: make(chan struct{}), done: make(chan struct{})}
+		queue: make(chan index.Record, queueSize), scans: make(chan struct{}, logScans), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
 	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
+	}
+	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
+		return nil, err
 	}
 	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: publicURL, VerifierKey: l.VerifierKey()}); err != nil {
 		return nil, err
@@ -102,11 +109,60 @@ func (r *LedgerRecorder) Record(ctx context.Context, tx *custody.Transaction) er
 }
 
 // Lookup finds the record of a request: recently recorded, or indexed.
+// While the index does not answer, the newest logScanWindow leaves of
+// this replica's own log are searched instead, so that recent receipts
+// stay available through an index outage.
 func (r *LedgerRecorder) Lookup(ctx context.Context, id string) (index.Record, error) {
 	if v, ok := r.pending.Load(id); ok {
 		return v.(index.Record), nil
 	}
-	return r.idx.Get(ctx, id)
+	rec, err := r.idx.Get(ctx, id)
+	if err != nil && !errors.Is(err, custody.ErrNotFound) {
+		if found, ok := r.fromLog(ctx, id); ok {
+			return found, nil
+		}
+	}
+	return rec, err
+}
+
+// logScanWindow bounds the leaves one lookup in the log reads (tens of
+// milliseconds of work), and logScans how many run at once: tenants can
+// cause them while the index is down.
+const (
+	logScanWindow = 1 << 16
+	logScans      = 2
+)
+
+// fromLog searches the newest logScanWindow leaves of the log for the
+// transaction id. ok is false if it is not there, or too many searches
+// are running already.
+func (r *LedgerRecorder) fromLog(ctx context.Context, id string) (rec index.Record, ok bool) {
+	select {
+	case r.scans <- struct{}{}:
+		defer func() { <-r.scans }()
+	default:
+		return index.Record{}, false
+	}
+	size := r.log.Size()
+	from := size - min(size, logScanWindow)
+	needle := []byte(id)
+	for e, err := range r.log.Entries(ctx, from) {
+		if err != nil {
+			return index.Record{}, false
+		}
+		if !bytes.Contains(e.Leaf, needle) {
+			continue
+		}
+		tx, err := verify.DecodeLeaf(e.Leaf)
+		if err != nil || tx.ID != id {
+			continue
+		}
+		if t, ok := r.tenants[tx.Tenant]; ok {
+			tx.Tenant = t
+		}
+		return index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(e.Index)}, true
+	}
+	return index.Record{}, false
 }
 
 // Claim is the replay check's claim shared by every replica of the index:
@@ -115,13 +171,9 @@ func (r *LedgerRecorder) Claim(ctx context.Context, key, requestID string, ttl t
 	return r.idx.ClaimResponse(ctx, key, requestID, ttl)
 }
 
-// Ready reports whether the ledger can take leaves.
-func (r *LedgerRecorder) Ready(ctx context.Context) error {
-	if rd, ok := any(r.log).(interface{ Ready() error }); ok {
-		return rd.Ready()
-	}
-	return nil
-}
+// Ready reports whether the ledger can take leaves (not while its last
+// journal write failed, a full disk say, until it has recovered).
+func (r *LedgerRecorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
 func (r *LedgerRecorder) run() {
 	defer close(r.done)

@@ -39,6 +39,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		ident     check.Stream
 		chunk     openai.Response
 		sawUsage  bool
+		cached    int  // usage.prompt_tokens_details.cached_tokens
 		sawDone   bool // the upstream sent its terminal event
 		first     = true
 		readError error
@@ -84,6 +85,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if chunk.Usage != nil {
 			sawUsage = true
 			tx.PromptTokensReported, tx.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
+			cached = chunk.Usage.Cached()
 		}
 		if first && x.g.skipChecks {
 			first = false
@@ -144,6 +146,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		}
 		tx.Pass(custody.CheckStream, "")
 		x.checkPromptTokens(sawUsage)
+		x.checkCache(rt, cached)
 		if scan.finish() {
 			return firstFailure(tx)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/custody-gateway/custody/verify"
 )
@@ -54,12 +55,22 @@ type journal struct {
 	// fully integrated segments can be removed.
 	integrated func() uint64
 
+	// fault, if set, is called before every write to a journal file
+	// (path, offset); an error it returns is that write's. Tests inject
+	// a full disk or an I/O error with it (root ignores permissions).
+	fault func(path string, off int64) error
+	// retry is how often a failed journal tries to recover (default 1s).
+	retry time.Duration
+
 	mu     sync.Mutex // guards next, buf, cur, closed, err
 	next   uint64
 	buf    []byte
 	cur    *commit
 	closed bool
-	err    error // sticky: once the journal fails, every Append fails
+	// err is set when a write failed, and cleared when the syncer has
+	// recovered (cut the failed bytes off and started a new segment):
+	// meanwhile every Append fails with it.
+	err error
 
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
@@ -72,12 +83,18 @@ type journal struct {
 	segSize  int64
 	segments []uint64 // first index of each segment still on disk, ascending
 	spare    []byte
+	dirty    bool // bytes past segSize in f belong to a failed write
 }
 
 // openJournal starts a new segment at index next and the syncer. Older
 // segments listed in old are kept until tessera has integrated them.
-func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64) (*journal, error) {
+func openJournal(dir string, segMax int64, next uint64, old []uint64, durable func(uint64, [][]byte), integrated func() uint64, fault func(string, int64) error, retry time.Duration) (*journal, error) {
+	if retry <= 0 {
+		retry = time.Second
+	}
 	j := &journal{
+		fault:      fault,
+		retry:      retry,
 		dir:        dir,
 		segMax:     segMax,
 		durable:    durable,
@@ -152,24 +169,39 @@ func (j *journal) newSegment(first uint64) error {
 // not end in segmentSuffix, so recovery ignores it.
 const preparedName = "next.prepared"
 
-// zeroFile creates p filled with segMax zero bytes, synced.
+// zeroFile creates p filled with segMax zero bytes, synced. If it
+// fails, p is removed: a half-filled file would only hold on to the space
+// a full disk lacks.
 func (j *journal) zeroFile(p string) (*os.File, error) {
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		os.Remove(p)
+		return nil, fmt.Errorf("journal: preallocating segment %s (%d bytes, ledger.segment_bytes): %w", p, j.segMax, err)
+	}
 	zeros := make([]byte, 1<<20)
 	for off := int64(0); off < j.segMax; off += int64(len(zeros)) {
+		if err := j.faultAt(p, off); err != nil {
+			return fail(err)
+		}
 		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), j.segMax-off)], off); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("journal: %w", err)
+			return fail(err)
 		}
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal: %w", err)
+		return fail(err)
 	}
 	return f, nil
+}
+
+func (j *journal) faultAt(p string, off int64) error {
+	if j.fault == nil {
+		return nil
+	}
+	return j.fault(p, off)
 }
 
 // errJournalClosed is the cause of Appends after Close.
@@ -215,7 +247,7 @@ func (j *journal) syncLoop() {
 	defer close(j.exited)
 	for {
 		j.mu.Lock()
-		for len(j.buf) == 0 {
+		for len(j.buf) == 0 && j.err == nil {
 			if j.closed {
 				j.mu.Unlock()
 				return
@@ -224,14 +256,31 @@ func (j *journal) syncLoop() {
 			<-j.kick
 			j.mu.Lock()
 		}
+		if j.err != nil {
+			closed, next := j.closed, j.next
+			j.mu.Unlock()
+			if closed {
+				return
+			}
+			if err := j.recover(next); err != nil {
+				select {
+				case <-j.kick:
+				case <-time.After(j.retry):
+				}
+				continue
+			}
+			j.mu.Lock()
+			j.err = nil
+			j.mu.Unlock()
+			continue
+		}
 		b, c := j.buf, j.cur
 		j.buf = j.spare[:0]
 		j.cur = &commit{done: make(chan struct{}), first: j.next}
-		failed := j.err
 		j.mu.Unlock()
 
-		err := failed
-		if err == nil && j.segSize+int64(len(b)) > j.segMax {
+		var err error
+		if j.segSize+int64(len(b)) > j.segMax {
 			err = j.rotate(c.first)
 		}
 		if err == nil {
@@ -239,13 +288,7 @@ func (j *journal) syncLoop() {
 		}
 		j.spare = b
 		if err != nil {
-			j.mu.Lock()
-			if j.err == nil {
-				j.err = err
-			}
-			j.mu.Unlock()
-			c.err = err
-			close(c.done)
+			j.fail(c, err)
 			continue
 		}
 		j.durable(c.first, c.leaves)
@@ -253,16 +296,56 @@ func (j *journal) syncLoop() {
 	}
 }
 
+// fail fails group c, which the syncer could not make durable, and every
+// Append queued behind it: their indices are given out again once the
+// journal has recovered, so that the log stays contiguous. Until then
+// Appends fail with err.
+func (j *journal) fail(c *commit, err error) {
+	j.mu.Lock()
+	j.err = err
+	j.next = c.first
+	queued := j.cur
+	j.buf = j.buf[:0]
+	j.cur = &commit{done: make(chan struct{}), first: c.first}
+	j.mu.Unlock()
+	c.err = err
+	close(c.done)
+	queued.err = err
+	close(queued.done)
+}
+
+// recover is the syncer's way back from a failed write: the bytes of the
+// failed group are cut off the current segment (they must not sit in
+// front of later records, which would make the segment corrupt) and a new
+// segment starts at next. It fails as long as the disk is full.
+func (j *journal) recover(next uint64) error {
+	if j.dirty {
+		if err := j.f.Truncate(j.segSize); err != nil {
+			return fmt.Errorf("journal: cutting a failed write: %w", err)
+		}
+		if err := j.f.Sync(); err != nil {
+			return fmt.Errorf("journal: cutting a failed write: %w", err)
+		}
+		j.dirty = false
+	}
+	return j.rotate(next)
+}
+
 // write makes b durable in the current segment.
 func (j *journal) write(b []byte) error {
-	n, err := j.f.WriteAt(b, j.segSize)
-	j.segSize += int64(n)
+	err := j.faultAt(j.f.Name(), j.segSize)
+	if err == nil {
+		_, err = j.f.WriteAt(b, j.segSize)
+	}
 	if err != nil {
+		j.dirty = true
 		return fmt.Errorf("journal write: %w", err)
 	}
 	if err := fdatasync(j.f); err != nil {
+		j.dirty = true
 		return fmt.Errorf("journal fsync: %w", err)
 	}
+	j.segSize += int64(len(b))
 	return nil
 }
 
@@ -319,15 +402,34 @@ type journalRecord struct {
 }
 
 // readJournal reads every record of every segment in dir, in order. The
-// records of a segment end where its zero fill begins. A torn or corrupt
-// record at the end of the LAST segment is the write a crash interrupted
-// (its Append never returned): the segment is cut there. Anything else
-// that does not parse is an error, as are indices that are not
-// contiguous.
-func readJournal(dir string) ([]journalRecord, []uint64, error) {
+// records of a segment end where its zero fill begins. A bad record at
+// the end of the LAST segment with nothing intact after it is the write a
+// crash interrupted (its Append never returned): the segment is cut there
+// and the damage returned for the caller to log. Any other bad record is
+// a *CorruptJournalError, as are indices that are not contiguous.
+func readJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
+	recs, segs, d, err := scanJournal(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d == nil {
+		return recs, segs, nil, nil
+	}
+	if !d.Torn {
+		return nil, nil, nil, &CorruptJournalError{*d}
+	}
+	if err := truncate(d.Segment, d.Offset); err != nil {
+		return nil, nil, nil, err
+	}
+	return recs, segs, d, nil
+}
+
+// scanJournal is readJournal without changing anything: it returns the
+// records before the first bad one and describes that one (nil if none).
+func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 	names, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("journal: %w", err)
+		return nil, nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	var segs []uint64
 	for _, e := range names {
@@ -337,7 +439,7 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		}
 		first, err := strconv.ParseUint(strings.TrimSuffix(n, segmentSuffix), 16, 64)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal: unexpected file %s", n)
+			return nil, nil, nil, fmt.Errorf("journal: unexpected file %s", n)
 		}
 		segs = append(segs, first)
 	}
@@ -347,43 +449,37 @@ func readJournal(dir string) ([]journalRecord, []uint64, error) {
 		p := filepath.Join(dir, segmentName(first))
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal: %w", err)
+			return nil, nil, nil, fmt.Errorf("journal: %w", err)
 		}
-		off, want := 0, first
-		for off < len(data) {
-			leaf, idx, n, ok := parseRecord(data[off:])
-			if !ok || idx != want {
-				if si != len(segs)-1 && !allZero(data[off:]) {
-					return nil, nil, fmt.Errorf("journal: segment %s corrupt at offset %d", p, off)
-				}
-				if si == len(segs)-1 {
-					if err := truncate(p, int64(off)); err != nil {
-						return nil, nil, err
-					}
-				}
-				break
+		var off int
+		var bad bool
+		before := len(recs)
+		recs, off, bad = findDamage(data, first, recs)
+		if !bad {
+			continue
+		}
+		d := &Damage{Segment: p, Offset: int64(off), Index: first + uint64(len(recs)-before)}
+		d.After = salvage(data, off+1, first)
+		for _, later := range segs[si+1:] {
+			ld, err := os.ReadFile(filepath.Join(dir, segmentName(later)))
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("journal: %w", err)
 			}
-			recs = append(recs, journalRecord{index: idx, leaf: leaf})
-			off += n
-			want++
+			d.After = append(d.After, salvage(ld, 0, later)...)
 		}
+		d.Torn = si == len(segs)-1 && len(d.After) == 0
+		return recs, segs, d, checkContiguous(recs)
 	}
-	for i := 1; i < len(recs); i++ {
-		if recs[i].index != recs[i-1].index+1 {
-			return nil, nil, fmt.Errorf("journal: gap between index %d and %d", recs[i-1].index, recs[i].index)
-		}
-	}
-	return recs, segs, nil
+	return recs, segs, nil, checkContiguous(recs)
 }
 
-// allZero reports whether b is the unused, zero-filled end of a segment.
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
+func checkContiguous(recs []journalRecord) error {
+	for i := 1; i < len(recs); i++ {
+		if recs[i].index != recs[i-1].index+1 {
+			return fmt.Errorf("journal: gap between index %d and %d", recs[i-1].index, recs[i].index)
 		}
 	}
-	return true
+	return nil
 }
 
 // parseRecord decodes the record at the start of b.

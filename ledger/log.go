@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,6 +64,13 @@ type Config struct {
 	// JournalSegmentSize is the size of each journal segment file, written
 	// with zeros before use (default 32 MiB).
 	JournalSegmentSize int64
+	// Logger receives what the ledger did by itself that an operator
+	// should know (a torn journal tail cut off at start). Nil: discarded.
+	Logger *slog.Logger
+
+	// journalFault is the journal's fault injection (tests only).
+	journalFault func(path string, off int64) error
+	journalRetry time.Duration // how often a failed journal retries (default 1s)
 }
 
 // Log is custody's ledger: Append makes a transaction's leaf durable and
@@ -128,6 +136,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	if cfg.JournalSegmentSize <= 0 {
 		cfg.JournalSegmentSize = 32 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = 65536
@@ -196,7 +207,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	l.integrated.Store(next)
 	go l.feedLoop(tctx)
 	go l.resolveLoop()
-	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load)
+	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load, cfg.journalFault, cfg.journalRetry)
 	if err != nil {
 		close(l.feed)
 		cancel()
@@ -208,9 +219,12 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 // recover integrates the journal records the log lacks, in order, and
 // returns the log's size afterwards and the journal segments on disk.
 func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error) {
-	recs, segs, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
+	recs, segs, torn, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
 	if err != nil {
 		return 0, nil, err
+	}
+	if torn != nil {
+		warnTorn(l.cfg.Logger, torn)
 	}
 	var futures []feedFuture
 	for _, r := range recs {
@@ -497,6 +511,29 @@ func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] 
 			}
 		}
 	}
+}
+
+// ErrNotReady wraps the reason Ready gives.
+var ErrNotReady = errors.New("ledger not ready")
+
+// Ready reports whether Append can make leaves durable now: not after
+// Close, not after tessera refused a leaf, and not while the journal's
+// last write failed (a full disk, an I/O error) and it has not recovered
+// yet; it recovers by itself once the disk takes writes again.
+func (l *Log) Ready() error {
+	if p := l.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, *p)
+	}
+	l.j.mu.Lock()
+	closed, err := l.j.closed, l.j.err
+	l.j.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: %w", ErrNotReady, errJournalClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
+	return nil
 }
 
 // Size is the number of leaves integrated into the log so far.

@@ -236,7 +236,7 @@ func TestJournalTornTail(t *testing.T) {
 	}
 	f.Write([]byte{0, 0, 0, 9, 1, 2, 3})
 	f.Close()
-	recs, _, err := readJournal(filepath.Join(dir, journalDir))
+	recs, _, _, err := readJournal(filepath.Join(dir, journalDir))
 	if err != nil {
 		t.Fatal(err)
 	}

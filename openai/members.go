@@ -59,7 +59,7 @@ var requestMembers = func() *members {
 	return memberSet("model", "messages", "prompt", "input", "suffix", "tools", "tool_choice",
 		"functions", "function_call", "stream", "stream_options", "n", "max_tokens",
 		"max_completion_tokens", "echo", "add_generation_prompt", "continue_final_message",
-		"chat_template", "chat_template_kwargs").
+		"chat_template", "chat_template_kwargs", "cache_salt", "cache_prompt").
 		with("messages", message).with("tools", tool).with("tool_choice", toolChoice).
 		with("functions", toolFunction).with("function_call", memberSet("name")).
 		with("stream_options", memberSet("include_usage"))

@@ -1,8 +1,10 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // Prompt is the text of a request that counts towards prompt tokens.
@@ -175,6 +177,12 @@ func contentText(raw json.RawMessage) (string, int, error) {
 		return "", 0, nil
 	}
 	if raw[0] == '"' {
+		// The decoder hands over a valid string token: without escapes
+		// it is its own text (no second validation and decode of what
+		// can be a prompt of tens of megabytes).
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner), 0, nil
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return "", 0, errString("bad string")

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -32,7 +33,21 @@ type Request struct {
 	IncludeUsage bool // stream_options.include_usage was true
 
 	model, streamOptions span // byte ranges in Body; zero when absent
+	// set are the members custody may set (cache_salt, cache_prompt):
+	// where the client's values are, to be overwritten.
+	set map[string]span
 }
+
+// Member is a top-level member custody sets in the forwarded body,
+// replacing the client's value if it sent one.
+type Member struct {
+	Name  string
+	Value []byte // JSON
+}
+
+// settable are the top-level members custody may set (Member), which a
+// client's copy of must then be found and overwritten.
+var settable = map[string]bool{"cache_salt": true, "cache_prompt": true}
 
 type span struct{ start, end int }
 
@@ -78,6 +93,11 @@ func ParseRequest(body []byte) (*Request, error) {
 			default:
 				return badf("stream must be a boolean")
 			}
+		case "cache_salt", "cache_prompt":
+			if r.set == nil {
+				r.set = map[string]span{}
+			}
+			r.set[key] = span{vs, ve}
 		case "stream_options":
 			r.streamOptions = span{vs, ve}
 			if string(v) == "null" {
@@ -107,14 +127,17 @@ func ParseRequest(body []byte) (*Request, error) {
 }
 
 // Rewrite returns the body to send upstream: model replaced by
-// upstreamModel, and, for a stream, stream_options.include_usage forced on
-// so that custody can check usage. The client's other bytes are kept.
-func (r *Request) Rewrite(upstreamModel string) []byte {
+// upstreamModel; for a stream, stream_options.include_usage forced on so
+// that custody can check usage; and each of set written, over the
+// client's value where it sent one (set names must be settable). The
+// client's other bytes are kept.
+func (r *Request) Rewrite(upstreamModel string, set ...Member) []byte {
 	type edit struct {
 		at   span
 		with []byte
 	}
 	var edits []edit
+	var inserts [][]byte // new members, after the opening brace
 	if upstreamModel != r.Model {
 		q, _ := json.Marshal(upstreamModel)
 		edits = append(edits, edit{r.model, q})
@@ -123,21 +146,32 @@ func (r *Request) Rewrite(upstreamModel string) []byte {
 		if r.streamOptions.end > 0 {
 			edits = append(edits, edit{r.streamOptions, withIncludeUsage(r.Body[r.streamOptions.start:r.streamOptions.end])})
 		} else {
-			// Insert right after the opening brace.
-			at := bytes.IndexByte(r.Body, '{') + 1
-			ins := []byte(`"stream_options":{"include_usage":true},`)
-			if isEmptyObject(r.Body) {
-				ins = ins[:len(ins)-1]
-			}
-			edits = append(edits, edit{span{at, at}, ins})
+			inserts = append(inserts, []byte(`"stream_options":{"include_usage":true}`))
 		}
+	}
+	for _, m := range set {
+		if !settable[m.Name] {
+			panic("openai: Rewrite of a member ParseRequest does not locate: " + m.Name) // a bug in the caller
+		}
+		if at, ok := r.set[m.Name]; ok {
+			edits = append(edits, edit{at, m.Value})
+			continue
+		}
+		q, _ := json.Marshal(m.Name)
+		inserts = append(inserts, append(append(q, ':'), m.Value...))
+	}
+	if len(inserts) > 0 {
+		at := bytes.IndexByte(r.Body, '{') + 1
+		ins := bytes.Join(inserts, []byte(","))
+		if !isEmptyObject(r.Body) {
+			ins = append(ins, ',')
+		}
+		edits = append(edits, edit{span{at, at}, ins})
 	}
 	if len(edits) == 0 {
 		return r.Body
 	}
-	if len(edits) == 2 && edits[1].at.start < edits[0].at.start {
-		edits[0], edits[1] = edits[1], edits[0]
-	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.at.start - b.at.start })
 	out := make([]byte, 0, len(r.Body)+64)
 	prev := 0
 	for _, e := range edits {

@@ -146,3 +146,30 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestRewriteSetsMembers: a member custody sets is written over the
+// client's value (never beside it: the upstream would read one of two),
+// or added when the client sent none; the rest of the body is kept.
+func TestRewriteSetsMembers(t *testing.T) {
+	salt := Member{Name: "cache_salt", Value: []byte(`"s-tenant"`)}
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","messages":[]}`, `{"cache_salt":"s-tenant","model":"m","messages":[]}`},
+		{`{"model":"m","cache_salt":"stolen-from-victim","messages":[]}`, `{"model":"m","cache_salt":"s-tenant","messages":[]}`},
+		{`{"model":"m","stream":true,"cache_salt":null}`, `{"stream_options":{"include_usage":true},"model":"m","stream":true,"cache_salt":"s-tenant"}`},
+	} {
+		r, err := ParseRequest([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.Rewrite("m", salt)); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.body, got, tc.want)
+		}
+	}
+	r, _ := ParseRequest([]byte(`{"model":"m","cache_prompt":true}`))
+	if got := string(r.Rewrite("up", Member{Name: "cache_prompt", Value: []byte("false")})); got != `{"model":"up","cache_prompt":false}` {
+		t.Errorf("cache_prompt: %s", got)
+	}
+	if _, err := ParseRequest([]byte(`{"model":"m","cache_salt":"a","Cache_Salt":"b"}`)); err == nil {
+		t.Error("a case-variant copy of cache_salt was accepted")
+	}
+}

@@ -70,7 +70,7 @@ func (e *Encoding) Count(text string) int {
 }
 
 // CountUpTo is Count, stopping once the count passes limit.
-func (e *Encoding) CountUpTo(text string, limit int) (int, bool) { return e.count(text, limit) }
+func (e *Encoding) CountUpTo(text string, limit int) (int, bool) { return upTo(text, limit, e.count) }
 
 func (e *Encoding) count(text string, limit int) (int, bool) {
 	if !utf8.ValidString(text) {

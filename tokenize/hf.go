@@ -200,8 +200,10 @@ func (t *HFTokenizer) Count(text string) int { return t.encode(text, nil, -1) }
 
 // CountUpTo is Count, stopping once the count passes limit.
 func (t *HFTokenizer) CountUpTo(text string, limit int) (int, bool) {
-	n := t.encode(text, nil, limit)
-	return n, n > limit
+	return upTo(text, limit, func(s string, limit int) (int, bool) {
+		n := t.encode(s, nil, limit)
+		return n, n > limit
+	})
 }
 
 // encode counts the tokens of text and, unless ids is nil, appends their

@@ -43,6 +43,29 @@ func CountUpTo(c Counter, text string, limit int) (int, bool) {
 	return n, n > limit
 }
 
+// prefixSlack bounds how many more tokens a prefix of a text may count
+// than the text itself: the cut changes only the last pieces (a split
+// regex's lookahead reaches one piece back) and the last chunk.
+const prefixSlack = 4
+
+// upTo decides CountUpTo for a text much longer than limit tokens could
+// need, on a prefix first: splitting a 30 MiB word into pieces is itself
+// a pass over all of it. A prefix of 8 bytes a token usually holds more
+// than limit tokens, and if it counts past limit + prefixSlack the text
+// does too. Otherwise the whole text is counted.
+func upTo(text string, limit int, count func(string, int) (int, bool)) (int, bool) {
+	if probe := 8 * (limit + prefixSlack + 1); limit >= 0 && len(text) > 2*probe {
+		cut := probe
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		if n, over := count(text[:cut], limit+prefixSlack); over {
+			return n - prefixSlack, true
+		}
+	}
+	return count(text, limit)
+}
+
 // eachChunk calls f with piece in chunks of at most MaxPiece bytes,
 // until f returns false.
 func eachChunk(piece string, f func(string) bool) {

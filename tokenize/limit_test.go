@@ -114,3 +114,32 @@ func TestEachChunk(t *testing.T) {
 }
 
 func utf8ValidString(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// TestCountUpToAgreesWithCount: under the limit CountUpTo is Count; over
+// it, it says so with a count past the limit, whatever decided it (the
+// prefix or the whole).
+func TestCountUpToAgreesWithCount(t *testing.T) {
+	o, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	words := strings.Fields("the quick brown fox jumps over the lazy dog 東京 🚀 naïve café x=1; if (a) { b(); }")
+	for i := range 200 {
+		var b strings.Builder
+		for range r.IntN(3000) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString([]string{" ", "  ", "\n", ""}[r.IntN(4)])
+		}
+		text := b.String()
+		exact := o.Count(text)
+		limit := r.IntN(exact + 50)
+		n, over := CountUpTo(o, text, limit)
+		switch {
+		case exact <= limit && (over || n != exact):
+			t.Fatalf("case %d: %d tokens, limit %d: CountUpTo %d %v", i, exact, limit, n, over)
+		case exact > limit && (!over || n <= limit):
+			t.Fatalf("case %d: %d tokens, limit %d: CountUpTo %d %v", i, exact, limit, n, over)
+		}
+	}
+}

@@ -1,12 +1,14 @@
 // Command custody is the inference-integrity gateway: `custody serve`
-// runs it; `sim`, `verify`, `audit`, `canary`, `doctor` and `version` are
-// its tools.
+// runs it; `sim`, `verify`, `audit`, `canary`, `doctor`, `ledger` and
+// `version` are its tools.
 // main only calls run, which returns the exit code. Each subcommand is one
-// file (serve.go, sim.go, verify.go, audit.go, canary.go, version.go) with
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, doctor.go, ledger.go,
+// version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
-// serve and canary run the whole gateway, whose ledger is unix-only
-// (serve_other.go says so elsewhere); verify and audit read only the log's
+// serve and canary run the whole gateway, whose ledger is unix-only, and
+// ledger reads its journal (serve_other.go and ledger_other.go say so
+// elsewhere); verify and audit read only the log's
 // public files (package verify) and work on every system.
 package main
 
@@ -43,6 +45,7 @@ Usage:
         run the gateway (no config: 127.0.0.1:8080, built-in simulator)
   custody sim     [--listen ADDR] [--model NAME]... [--fault NAME]... [--allow-fault-header]
                   [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
+                  [--prefill-delay DURATION]
         run the reference upstream simulator
   custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT
         verify one receipt: exit 0 valid, 1 invalid, 2 usage error
@@ -53,6 +56,8 @@ Usage:
         run every canary probe once: exit 1 if any fails
   custody doctor  [--config FILE] [--json]
         check the config against the live upstreams: exit 1 on a problem, with what to change
+  custody ledger  check|repair [--data DIR]
+        check a stopped gateway's journal (exit 1 corrupt), or cut it at the damage
   custody version
         version, commit, Go version
   custody help [COMMAND]
@@ -71,6 +76,7 @@ var commands = map[string]command{
 	"audit":  runAudit,
 	"canary": runCanary,
 	"doctor": runDoctor,
+	"ledger": runLedger,
 	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return runVersion(args, stdout, stderr)
 	},

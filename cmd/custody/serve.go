@@ -61,7 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	app, err := start(ctx, cfg, logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "custody: %v\n", err)
+		fmt.Fprintf(stderr, "custody: %v%s\n", err, corruptJournalAdvice(err, cfg.DataDir))
 		return 1
 	}
 	defer app.close()
@@ -145,7 +145,8 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	}
 
 	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
-		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize})
+		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
 	}
@@ -277,6 +278,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
+	gw.ProbeProviders() // in the background: logged, and shown by /readyz
 	return gw, nil
 }
 

@@ -56,13 +56,17 @@ func soakBody(r *rand.Rand, i int64, n int, stream bool) string {
 // tenants, plain and streamed, prompts from a few tokens to tens of
 // thousands, a quarter of them with tools and a tool-call round trip, 16
 // at a time, through the real binary with default checks (contamination
-// included, from the first request).
+// included, from the first request) and per-tenant prompt-cache salts.
 func TestCleanSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak")
 	}
 	dir := t.TempDir()
-	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
+	// With prompt-cache isolation on: every soak prompt starts with the
+	// same instructions, so each tenant hits its own cache and must never
+	// look like it hit the other's.
+	cfg := strings.Replace(twoTenants, "request_id_echo: x-request-id}", "request_id_echo: x-request-id, cache_isolation: tenant}", 1)
+	s := startServe(t, dir, "--config", writeConfig(t, dir, cfg))
 	const total, workers = 10000, 16
 	var (
 		next    atomic.Int64

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/openai"
+)
+
+// Prompt-cache isolation (providers[].cache_isolation). custody sets the
+// cache salt itself, over any the client sent: a salt a client chooses
+// can be copied from a victim. The salt is a MAC of the tenant (and use
+// case) under a key made at each start and held in memory only, so that
+// an engine's cache from before a restart or a reload is unreachable: no
+// tenant can then have cached anything this gateway does not know of,
+// which is what the per-request check needs to be sound. The cost is the
+// cache hits lost across restarts (and between replicas, whose keys
+// differ).
+
+// cacheAllowance is what an upstream's rendering may add, in tokens, to
+// the prompt text the cache check hashes where custody does not render
+// the prompt (a template's system turn and tool instructions), plus the
+// cache's block size.
+const (
+	cacheAllowanceUntemplated = 512
+	cacheBlock                = 16
+)
+
+// cacheMembers are the members the attempt sets for the route's
+// provider, and the history key of the tenant's cache ("" if none).
+func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
+	if x.ep.name == openai.EndpointEmbeddings {
+		return nil, ""
+	}
+	switch rt.prov.CacheIsolation {
+	case "tenant", "tenant_use_case":
+		subject := x.tx.Tenant
+		if rt.prov.CacheIsolation == "tenant_use_case" {
+			subject += "\x00" + x.tx.UseCase
+		}
+		mac := hmac.New(sha256.New, x.g.cacheKey[:])
+		mac.Write([]byte(subject))
+		salt := "custody-" + hex.EncodeToString(mac.Sum(nil)[:16])
+		q, _ := json.Marshal(salt)
+		key := rt.prov.Name + "\x00" + salt
+		// Sent, so cacheable: from now on it bounds the others.
+		x.g.cacheHist.Remember(key, x.prompt.text)
+		return []openai.Member{{Name: "cache_salt", Value: q}}, key
+	case "disable":
+		return []openai.Member{{Name: "cache_prompt", Value: []byte("false")}}, ""
+	}
+	return nil, ""
+}
+
+// checkCache holds the upstream's cached_tokens to what the tenant can
+// have cached on this provider: the prompts it sent there before this
+// answer, in flight beside it included (the attempt remembered this one
+// as it sent it).
+func (x *exchange) checkCache(rt route, cached int) {
+	tx := x.tx
+	switch iso := rt.prov.CacheIsolation; {
+	case iso == "disable":
+		tx.Pass(custody.CheckCache, "prompt cache disabled")
+	case x.cacheKey == "":
+		return // isolation off: nothing to hold the upstream to
+	default:
+		text, rendered := x.prompt.text, x.prompt.rendered
+		bound := x.g.cacheHist.Bound(x.cacheKey, text, true)
+		if bound > 0 {
+			// The engine's rendering of what was shared may be longer
+			// than custody's text of it, by a block at least.
+			bound += cacheBlock
+			if !rendered {
+				bound += cacheAllowanceUntemplated
+			}
+		}
+		if err := check.CachedTokens(cached, bound); err != nil {
+			tx.Flag(custody.CheckCache, custody.CodeCacheShared, fmt.Sprintf("isolation %s: %d cached of at most %d", iso, cached, bound))
+		} else {
+			tx.Pass(custody.CheckCache, check.CacheDetail(iso, cached, bound))
+		}
+	}
+}
