@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/custody-gateway/custody"
 )
 
 // The cache probe: does the route's prompt cache keep tenants apart?
@@ -54,8 +56,9 @@ import (
 const ProbeCache = "cache"
 
 // codeCacheShared is custody's code for a prompt cache shared between
-// tenants (custody.CodeCacheShared).
-const codeCacheShared = "cache_shared"
+// tenants: the probe's failures carry it, as custody's per-request check
+// does.
+const codeCacheShared = string(custody.CodeCacheShared)
 
 // CacheConfig tunes the cache probe. Zero fields take defaults.
 type CacheConfig struct {
