@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/custody-gateway/custody"
 )
 
 // The cache probe: does the route's prompt cache keep tenants apart?
@@ -54,12 +56,13 @@ import (
 const ProbeCache = "cache"
 
 // codeCacheShared is custody's code for a prompt cache shared between
-// tenants (custody.CodeCacheShared).
-const codeCacheShared = "cache_shared"
+// tenants: the probe's failures carry it, as custody's per-request check
+// does.
+const codeCacheShared = string(custody.CodeCacheShared)
 
 // CacheConfig tunes the cache probe. Zero fields take defaults.
 type CacheConfig struct {
-	// Pairs of cross and cold requests per run; 0 means 12, at most 64
+	// Pairs of cross and cold requests per run; 0 means 16, at most 64
 	// (each pair costs four requests).
 	Pairs int
 	// PrefixTokens is the approximate size of each random prefix; 0 means
@@ -75,7 +78,7 @@ type CacheConfig struct {
 
 func (c CacheConfig) withDefaults() CacheConfig {
 	if c.Pairs == 0 {
-		c.Pairs = 12
+		c.Pairs = 16
 	}
 	if c.PrefixTokens == 0 {
 		c.PrefixTokens = 384
@@ -221,10 +224,11 @@ func median(os []cacheObs) time.Duration {
 }
 
 // cachePrefix is a fresh random text of about tokens o200k tokens: words
-// of five random lowercase letters (about two tokens each), never a
-// nonce-like word, so the toy model and the echo check leave it alone.
+// of five random lowercase letters (about three tokens each in o200k_base),
+// never a nonce-like word, so the toy model and the echo check leave it
+// alone.
 func cachePrefix(tokens int) string {
-	n := max(tokens/2, 1)
+	n := max(tokens/3, 1)
 	buf := make([]byte, 5*n)
 	_, _ = crand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
 	var b strings.Builder

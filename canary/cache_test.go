@@ -51,7 +51,7 @@ func TestShuffledKeepsTheWords(t *testing.T) {
 		t.Fatal("shuffled returned the same order")
 	}
 	a, b := strings.Fields(p), strings.Fields(q)
-	if len(a) != 192 || len(a) != len(b) {
+	if len(a) != 128 || len(a) != len(b) {
 		t.Fatalf("%d and %d words", len(a), len(b))
 	}
 	if strings.Join(a[:16], " ") == strings.Join(b[:16], " ") {
@@ -85,7 +85,7 @@ func TestCacheProbe(t *testing.T) {
 		code     string
 		evidence string
 	}{
-		{name: "honest", want: StatusOK, evidence: "12 pairs isolated"},
+		{name: "honest", want: StatusOK, evidence: "16 pairs isolated"},
 		{name: "honest, hits shown only by cached_tokens", noDelay: true, want: StatusOK},
 		{name: "shared-cache", fault: sim.FaultSharedCache, want: StatusFailed, code: "cache_shared", evidence: "reported cached"},
 		{name: "shared-cache, cached_tokens only", fault: sim.FaultSharedCache, noDelay: true, want: StatusFailed, code: "cache_shared"},
@@ -138,23 +138,23 @@ func TestCacheProbeSkippedBelowItsPrompt(t *testing.T) {
 // TestCacheProbeFalseAlarmAndDetection runs the probe many times, each
 // run with fresh prefixes: on the honest simulator (the false-alarm rate,
 // in docs/canaries.md) and under both faults, each of which must be
-// caught in every run. CUSTODY_MEASURE=1 runs 200 honest runs (about a
-// minute); CI runs 20.
+// caught in every run. CUSTODY_MEASURE=1 runs 200 of each (about five
+// minutes); CI runs 20.
 func TestCacheProbeFalseAlarmAndDetection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measurement: thousands of requests")
 	}
-	honestRuns := 20
+	runs := 20
 	if os.Getenv("CUSTODY_MEASURE") != "" {
-		honestRuns = 200
+		runs = 200
 	}
 	for _, tc := range []struct {
 		fault sim.Fault
 		runs  int
 	}{
-		{"", honestRuns},
-		{sim.FaultSharedCache, 20},
-		{sim.FaultSharedCacheTiming, 20},
+		{"", runs},
+		{sim.FaultSharedCache, runs},
+		{sim.FaultSharedCacheTiming, runs},
 	} {
 		name := string(tc.fault)
 		if name == "" {
@@ -199,6 +199,37 @@ func TestCacheProbeFalseAlarmAndDetection(t *testing.T) {
 			// Binomial(200, <= 0.001): more than 2 has probability < 0.002.
 			if tc.fault == "" && counts[StatusOK] < tc.runs-2 {
 				t.Errorf("%d false alarms or inconclusive runs in %d", tc.runs-counts[StatusOK], tc.runs)
+			}
+		})
+	}
+}
+
+func TestResultCachedTokens(t *testing.T) {
+	cached, err := os.ReadFile("testdata/answer-cached.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile("testdata/answer-plain.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		n    int
+		ok   bool
+	}{
+		{"reported", cached, 369, true},
+		{"not reported", plain, 0, false},
+		{"reported zero", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":0}}}`), 0, true},
+		{"null details", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens":9,"prompt_tokens_details":null}}`), 0, false},
+		{"negative", []byte(`{"choices":[{"message":{"content":"x"}}],"usage":{"prompt_tokens_details":{"cached_tokens":-5}}}`), 0, true},
+		{"not an answer", []byte(`{"error":{"code":"x"}}`), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, ok := Result{Body: tc.body}.CachedTokens()
+			if n != tc.n || ok != tc.ok {
+				t.Errorf("CachedTokens() = %d, %v; want %d, %v", n, ok, tc.n, tc.ok)
 			}
 		})
 	}

@@ -20,12 +20,18 @@
 //   - identity: a two-sample permutation test between an enrolled
 //     reference sample and a fresh one (outputs and logprobs on fixed
 //     prompts) catches a different model behind the same name.
+//   - cache (opt-in): two synthetic tenants send the same fresh prefix; the
+//     second must not find it cached, by cached_tokens or by an exact
+//     Mann-Whitney test of its time to first byte against a cold control
+//     (cache_shared), while the first tenant's repeat must hit (else the
+//     probe is inconclusive: it would be blind).
 //
 // A probe's outcome is ok, failed, skipped (it cannot run on the route: no
 // known capacity, a capacity too small for its prompt; Runner.Plan lists
-// these before any run) or inconclusive (identity only: the upstream
-// errored or timed out even after retries, which says nothing about the
-// model). Only failures make a route amber and red; an inconclusive run
+// these before any run) or inconclusive (identity: the upstream errored
+// or timed out even after retries, which says nothing about the model;
+// cache: the route showed no cache hit to test against, or an upstream
+// error). Only failures make a route amber and red; an inconclusive run
 // leaves the route's health as it was.
 //
 // A Runner runs the probes of every route on a schedule (and at once on

@@ -20,8 +20,9 @@ const (
 	ProbeIdentity = "identity"
 )
 
-// ProbeCache (cache.go) is opt-in: until custody salts each tenant's
-// requests, every route's cache is shared between the canary tenants.
+// ProbeCache (cache.go) is opt-in: it fails, as it should, on every route
+// whose provider custody does not salt (cache_isolation: off, the
+// default), so an operator turns the isolation on first.
 
 // Probes are the known probe names in the order a run takes them. secret
 // runs before echo on purpose: a route that decodes from stale KV pages

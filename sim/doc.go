@@ -16,6 +16,9 @@
 //     skipped, so the time to first token is Config.PrefillDelay per
 //     uncached token. cache_prompt: false (llama.cpp's field) bypasses it.
 //     Bounded by Config.CacheBlocks, least recently used evicted first.
+//     The faults shared-cache (the salt ignored) and shared-cache-timing
+//     (ignored for the prefill time only, cached_tokens honest-looking)
+//     break it.
 //   - prefill: the prompt's words are written into pages of a shared paged
 //     KV pool (kv.go). Freed pages go back to the pool without being zeroed,
 //     as in real stacks.
