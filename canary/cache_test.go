@@ -234,3 +234,21 @@ func TestResultCachedTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheSharedIsNotRouteHealth: a failing cache probe marks the route
+// CacheShared (for policies with on_cache_shared: quarantine) but does
+// not turn its health red for everyone; a passing one clears it.
+func TestCacheSharedIsNotRouteHealth(t *testing.T) {
+	tg := newTarget(t, newSim(t, sim.Config{Capacity: testCapacity, PrefillDelay: 20 * time.Microsecond}), testCapacity)
+	r := newRunner(t, Config{Routes: []Route{{Model: "sim-1", Target: tg}}, Probes: []string{ProbeCache}, FailRuns: 1, PassRuns: 1})
+	tg.setFault(string(sim.FaultSharedCache))
+	rep := r.RunOnce(t.Context())[0]
+	if rep.OK() || rep.Health == Red || r.Quarantined("sim-1", 0) || !r.CacheShared("sim-1", 0) {
+		t.Errorf("shared cache: ok %v, health %s, quarantined %v, cache shared %v", rep.OK(), rep.Health, r.Quarantined("sim-1", 0), r.CacheShared("sim-1", 0))
+	}
+	tg.setFault("")
+	r.RunOnce(t.Context())
+	if r.CacheShared("sim-1", 0) {
+		t.Error("an honest run did not clear CacheShared")
+	}
+}

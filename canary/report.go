@@ -30,6 +30,16 @@ func (r Report) OK() bool {
 	return true
 }
 
+// okExcept is OK ignoring the results of probe.
+func (r Report) okExcept(probe string) bool {
+	for _, res := range r.Results {
+		if res.Probe != probe && res.Outcome() == StatusFailed {
+			return false
+		}
+	}
+	return true
+}
+
 // Conclusive reports whether the run reached a verdict on every probe
 // that ran: a run with an inconclusive probe and no failure neither passes
 // nor fails the route (its health stays as it was).

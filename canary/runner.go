@@ -123,6 +123,9 @@ type Runner struct {
 	// quarantined is replaced, never mutated: Quarantined reads it without
 	// a lock on the request path.
 	quarantined atomic.Pointer[map[routeKey]bool]
+	// cacheShared: routes whose cache probe last failed; replaced, never
+	// mutated, as quarantined.
+	cacheShared atomic.Pointer[map[routeKey]bool]
 
 	mu sync.Mutex // guards route health and last reports, serialises publishing
 }
@@ -160,6 +163,8 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	empty := map[routeKey]bool{}
 	r.quarantined.Store(&empty)
+	noneShared := map[routeKey]bool{}
+	r.cacheShared.Store(&noneShared)
 	return r, nil
 }
 
@@ -278,6 +283,38 @@ func (r *Runner) emit(e Event) {
 // lock: the gateway calls it on every request.
 func (r *Runner) Quarantined(model string, route int) bool {
 	return (*r.quarantined.Load())[routeKey{model, route}]
+}
+
+// CacheShared reports whether the route's last conclusive cache probe
+// found its prompt cache shared across tenants: a policy with
+// on_cache_shared: quarantine then does not use it.
+func (r *Runner) CacheShared(model string, route int) bool {
+	return (*r.cacheShared.Load())[routeKey{model, route}]
+}
+
+// noteCache records the cache probe's verdict on the route, if it ran
+// and concluded. Called with r.mu held.
+func (r *Runner) noteCache(rt *route, rep *Report) {
+	for _, res := range rep.Results {
+		if res.Probe != ProbeCache {
+			continue
+		}
+		shared := res.Outcome() == StatusFailed
+		if !shared && res.Outcome() != StatusOK {
+			return // skipped or inconclusive: as it was
+		}
+		old := *r.cacheShared.Load()
+		m := make(map[routeKey]bool, len(old)+1)
+		for k, v := range old {
+			m[k] = v
+		}
+		if k := (routeKey{rt.model, rt.index}); shared {
+			m[k] = true
+		} else {
+			delete(m, k)
+		}
+		r.cacheShared.Store(&m)
+	}
 }
 
 // RunOnce runs every probe on every route once, routes in parallel, and
@@ -483,11 +520,15 @@ func (r *Runner) fold(rt *route, rep *Report) {
 	r.mu.Lock()
 	before := rt.health.health
 	rep.Health = before
-	if !rep.OK() || rep.Conclusive() {
+	// A shared prompt cache is a matter of policy (on_cache_shared), not
+	// of the route's health: the cache probe's verdict is kept apart.
+	healthOK := rep.okExcept(ProbeCache)
+	if !healthOK || rep.Conclusive() {
 		// An inconclusive run without a failure leaves the streaks alone:
 		// it must neither quarantine the route nor bring it back.
-		rep.Health = rt.health.observe(rep.OK(), r.cfg.FailRuns, r.cfg.PassRuns)
+		rep.Health = rt.health.observe(healthOK, r.cfg.FailRuns, r.cfg.PassRuns)
 	}
+	r.noteCache(rt, rep)
 	last := *rep
 	rt.last = &last
 	if (before == Red) != (rep.Health == Red) {

@@ -74,3 +74,27 @@ func TestCacheIsolation(t *testing.T) {
 		t.Errorf("recorded %s %s", n.Verdict, n.Code)
 	}
 }
+
+// cacheSharedHealth is canaries' verdict that every route's prompt cache
+// is shared, and that nothing else is wrong.
+type cacheSharedHealth struct{}
+
+func (cacheSharedHealth) Quarantined(string, int) bool { return false }
+func (cacheSharedHealth) CacheShared(string, int) bool { return true }
+
+// TestCacheSharedQuarantinesByPolicy: a route whose cache canary failed
+// is out of service for a policy with on_cache_shared: quarantine, and
+// still serves one with the default flag.
+func TestCacheSharedQuarantinesByPolicy(t *testing.T) {
+	cfg := strings.Replace(testConfig, "use_cases: {code: strict}", "use_cases: {code: strict, private: sealed}", 1)
+	cfg = strings.Replace(cfg, "policies:\n", "policies:\n  - {name: sealed, on_cache_shared: quarantine}\n", 1)
+	h := newHarness(t, cfg)
+	h.gw.health = cacheSharedHealth{}
+	if resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", false)); resp.StatusCode != 200 {
+		t.Errorf("default policy (flag): %d %s", resp.StatusCode, body)
+	}
+	resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", false), "Custody-Use-Case", "private")
+	if resp.StatusCode != http.StatusServiceUnavailable || errCode(t, body) != "route_quarantined" {
+		t.Errorf("on_cache_shared: quarantine: %d %s", resp.StatusCode, body)
+	}
+}

@@ -38,7 +38,8 @@ func (x *exchange) forward() error {
 	for _, rt := range routes {
 		pr := policy.Route{Provider: rt.cfg.Provider, Region: rt.prov.Region}
 		if x.probe == nil {
-			pr.Quarantined = g.health != nil && g.health.Quarantined(x.model.cfg.Name, rt.index)
+			pr.Quarantined = g.health != nil && (g.health.Quarantined(x.model.cfg.Name, rt.index) ||
+				x.policy.OnCacheShared == "quarantine" && cacheShared(g.health, x.model.cfg.Name, rt.index))
 			pr.BreakerOpen = rt.client.Breaker().State(now) == upstream.StateOpen
 		}
 		if !policy.Eligible(x.policy, pr) {

@@ -132,6 +132,17 @@ type Observer interface {
 // for a model, to seed path-change detection at start.
 type Path struct{ Model, Provider, ResponseModel, Fingerprint string }
 
+// CacheHealth is implemented by a Health that knows which routes' prompt
+// caches the cache canary found shared across tenants (canary.Runner).
+type CacheHealth interface {
+	CacheShared(model string, route int) bool
+}
+
+func cacheShared(h Health, model string, route int) bool {
+	ch, ok := h.(CacheHealth)
+	return ok && ch.CacheShared(model, route)
+}
+
 // Health tells which routes canaries have quarantined.
 type Health interface {
 	Quarantined(model string, route int) bool
