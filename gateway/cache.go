@@ -22,10 +22,10 @@ import (
 // cache hits lost across restarts (and between replicas, whose keys
 // differ).
 
-// cacheAllowance is what an upstream's rendering may add, in tokens, to
-// the prompt text the cache check hashes where custody does not render
-// the prompt (a template's system turn and tool instructions), plus the
-// cache's block size.
+// cacheAllowanceUntemplated is what an upstream's rendering may add, in
+// tokens, to the prompt text the cache check hashes where custody does
+// not render the prompt (a template's system turn and tool
+// instructions); cacheBlock is an engine cache's block.
 const (
 	cacheAllowanceUntemplated = 512
 	cacheBlock                = 16
@@ -64,6 +64,8 @@ func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
 func (x *exchange) checkCache(rt route, cached int) {
 	tx := x.tx
 	switch iso := rt.prov.CacheIsolation; {
+	case x.ep.name == openai.EndpointEmbeddings:
+		return // no prompt cache
 	case iso == "disable":
 		tx.Pass(custody.CheckCache, "prompt cache disabled")
 	case x.cacheKey == "":
