@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,41 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/custody-gateway/custody/index/postgres/pgtest"
 )
 
 // postgresDSN returns a DSN on a fresh schema, dropped at cleanup, or
 // skips when PostgreSQL is unreachable (unless CI requires it).
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("CUSTODY_TEST_POSTGRES")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		if os.Getenv("CUSTODY_REQUIRE_POSTGRES") != "" {
-			t.Fatalf("PostgreSQL required but unreachable: %v", err)
-		}
-		t.Skipf("PostgreSQL unreachable: %v", err)
-	}
-	schema := fmt.Sprintf("custody_replica_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(ctx)
-		}
-	})
-	return base + "&search_path=" + schema
-}
+func postgresDSN(t *testing.T) string { return pgtest.Schema(t) }
 
 var simListening = regexp.MustCompile(`on (http://[0-9.:]+/v1)`)
 

@@ -2,88 +2,19 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/indextest"
+	"github.com/custody-gateway/custody/index/postgres/pgtest"
 )
 
-const defaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-// server is the DSN of the test server, checked once per test binary.
-var server = sync.OnceValues(func() (string, error) {
-	dsn := os.Getenv("CUSTODY_TEST_POSTGRES")
-	if dsn == "" {
-		dsn = defaultDSN
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return dsn, err
-	}
-	return dsn, c.Close(ctx)
-})
-
-// schema creates a schema with a random name, dropped at cleanup, and
-// returns a DSN whose search_path is that schema: each test gets its own
-// tables, so parallel runs and reruns never meet. Without a server the
-// test is skipped, unless CUSTODY_REQUIRE_POSTGRES is set.
-func schema(t testing.TB) string {
-	t.Helper()
-	dsn, err := server()
-	if err != nil {
-		if os.Getenv("CUSTODY_REQUIRE_POSTGRES") != "" {
-			t.Fatalf("postgres unreachable and CUSTODY_REQUIRE_POSTGRES is set: %v", err)
-		}
-		t.Skipf("postgres unreachable (set CUSTODY_TEST_POSTGRES, or CUSTODY_REQUIRE_POSTGRES to fail): %v", err)
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	name := "custody_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			t.Error(err)
-		}
-	})
-	return withSearchPath(dsn, name)
-}
-
-// withSearchPath adds search_path, which pgx passes to the server as a
-// run-time parameter, to a URL or key=value DSN.
-func withSearchPath(dsn, name string) string {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		q.Set("search_path", name)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return strings.TrimSpace(dsn) + " search_path=" + name
-}
+// schema is a schema of the test's own on the test server (pgtest.Schema):
+// each test gets its own tables, so parallel runs and reruns never meet.
+func schema(t testing.TB) string { return pgtest.Schema(t) }
 
 func openAt(t testing.TB, dsn string) *Index {
 	t.Helper()

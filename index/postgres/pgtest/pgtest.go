@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -55,14 +56,19 @@ func Schema(t testing.TB) string {
 			t.Error(err)
 		}
 	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
+	return WithSearchPath(dsn, name)
+}
+
+// WithSearchPath adds search_path, which pgx passes to the server as a
+// run-time parameter, to a URL or key=value DSN.
+func WithSearchPath(dsn, name string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("search_path", name)
+		u.RawQuery = q.Encode()
+		return u.String()
 	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return strings.TrimSpace(dsn) + " search_path=" + name
 }
 
 // Proxy forwards TCP connections to the server of dsn until Cut.
