@@ -9,10 +9,7 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -94,40 +91,23 @@ func Problems(fs []Finding) int {
 	return n
 }
 
-// upstreamModel is an entry of GET /models, with the context windows the
-// engines report: vLLM's max_model_len, llama.cpp's meta.n_ctx_train.
-type upstreamModel struct {
-	ID          string `json:"id"`
-	MaxModelLen int    `json:"max_model_len"`
-	Meta        struct {
-		NCtxTrain int `json:"n_ctx_train"`
-	} `json:"meta"`
-}
-
-func (u upstreamModel) window() int { return max(u.MaxModelLen, u.Meta.NCtxTrain) }
-
 // models fetches GET {base}/models.
-func models(ctx context.Context, p *config.Provider, c *upstream.Client) (map[string]upstreamModel, []Finding) {
+func models(ctx context.Context, p *config.Provider, c *upstream.Client) (map[string]upstream.Model, []Finding) {
 	f := Finding{Check: CheckReachable, Provider: p.Name}
-	resp, err := c.Get(ctx, "/models")
-	if err != nil {
+	list, status, err := c.Models(ctx)
+	switch {
+	case err != nil && status == 0:
 		f.Status, f.Detail, f.Fix = Problem, err.Error(), "check providers[].base_url and that the upstream is running"
 		return nil, []Finding{f}
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	var list struct {
-		Data []upstreamModel `json:"data"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &list) != nil {
+	case err != nil:
 		f.Status = Problem
-		f.Detail = fmt.Sprintf("GET %s/models answered HTTP %d, not a model list", c.Config().BaseURL, resp.StatusCode)
+		f.Detail = fmt.Sprintf("GET %s/models: %v", c.Config().BaseURL, err)
 		f.Fix = "base_url must be the OpenAI-compatible API's root, usually ending in /v1"
 		return nil, []Finding{f}
 	}
-	f.Status, f.Detail = OK, fmt.Sprintf("GET %s/models lists %d models", c.Config().BaseURL, len(list.Data))
-	out := map[string]upstreamModel{}
-	for _, m := range list.Data {
+	f.Status, f.Detail = OK, fmt.Sprintf("GET %s/models lists %d models", c.Config().BaseURL, len(list))
+	out := map[string]upstream.Model{}
+	for _, m := range list {
 		out[m.ID] = m
 	}
 	return out, []Finding{f}
@@ -135,7 +115,7 @@ func models(ctx context.Context, p *config.Provider, c *upstream.Client) (map[st
 
 // route checks that the upstream serves the route's model and holds the
 // configured capacity.
-func route(m *config.Model, r config.Route, listed map[string]upstreamModel) []Finding {
+func route(m *config.Model, r config.Route, listed map[string]upstream.Model) []Finding {
 	base := Finding{Provider: r.Provider, Model: m.Name}
 	um, ok := listed[r.Model]
 	f := base
@@ -153,7 +133,7 @@ func route(m *config.Model, r config.Route, listed map[string]upstreamModel) []F
 	f.Status, f.Detail = OK, fmt.Sprintf("serves %q", r.Model)
 	c := base
 	c.Check = CheckContext
-	switch w := um.window(); {
+	switch w := um.Window(); {
 	case w == 0:
 		c.Status, c.Detail = Warn, "the upstream does not report its context window: custody cannot check verified_capacity against it"
 	case m.Capacity() > w:

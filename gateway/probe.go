@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -36,9 +34,6 @@ type probes struct {
 	mu  sync.Mutex
 	all []ProviderProbe // guarded by mu
 }
-
-// maxProbeBody bounds the /models answer read.
-const maxProbeBody = 1 << 20
 
 // ProbeProviders starts one probe per provider and returns at once;
 // each is bounded by its provider's timeout (at most 10s). Call it once,
@@ -92,45 +87,22 @@ func (g *Gateway) ProbeProviders() {
 
 // probeModels asks cl for its model list and says what the answer means.
 func probeModels(ctx context.Context, cl *upstream.Client, want []string) (status int, ok bool, detail string) {
-	resp, err := cl.Get(ctx, "/models")
+	list, status, err := cl.Models(ctx)
 	if err != nil {
-		return 0, false, "no answer: " + err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
-	base := cl.Config().BaseURL
-	switch {
-	case resp.StatusCode == http.StatusNotFound && !strings.HasSuffix(strings.TrimRight(base, "/"), "/v1"):
-		return resp.StatusCode, false, fmt.Sprintf("404: base_url %s does not end in /v1, which OpenAI-compatible servers serve under", base)
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return resp.StatusCode, false, fmt.Sprintf("%d: the upstream refused the provider's api_key", resp.StatusCode)
-	case resp.StatusCode != http.StatusOK:
-		return resp.StatusCode, false, fmt.Sprintf("%d: not a model list; is base_url the API's root (…/v1)?", resp.StatusCode)
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
-		return resp.StatusCode, false, "200, but not an OpenAI model list ({\"data\":[...]}); is base_url the API's root (…/v1)?"
-	}
-	served := make([]string, len(list.Data))
-	for i, m := range list.Data {
-		served[i] = m.ID
+		return status, false, err.Error()
 	}
 	var missing []string
 	for _, m := range want {
-		if !slices.Contains(served, m) {
+		if !slices.ContainsFunc(list, func(u upstream.Model) bool { return u.ID == m }) {
 			missing = append(missing, m)
 		}
 	}
-	detail = fmt.Sprintf("%d models", len(served))
+	detail = fmt.Sprintf("%d models", len(list))
 	if len(missing) > 0 {
 		// Routers and aliases serve names they do not list: a note, not a failure.
 		detail += "; not listed: " + strings.Join(missing, ", ")
 	}
-	return resp.StatusCode, true, detail
+	return status, true, detail
 }
 
 // ProviderProbes returns the probes' outcomes so far, in config order.

@@ -79,7 +79,7 @@ func TestDoctor(t *testing.T) {
 		{"unreachable", "providers:\n  - {name: p, kind: openai, base_url: \"http://" + closed + "/v1\"}\n" + model("p", "x"),
 			1, []string{"reachable", "problem", "check providers[].base_url"}},
 		{"base url without /v1", "providers:\n  - {name: p, kind: openai, base_url: \"" + other + "/nope\"}\n" + model("p", "other-1"),
-			1, []string{"not a model list", "usually ending in /v1"}},
+			1, []string{"does not end in /v1", "usually ending in /v1"}},
 		{"another template", "providers:\n  - {name: p, kind: openai, engine: llamacpp, base_url: \"" + other + "/v1\", request_id_echo: x-request-id}\n" +
 			"models:\n  - {name: m, context_window: 32768, chat_template: builtin:chatml, routes: [{provider: p, model: other-1}]}\n",
 			1, []string{"off by", "outside", "give the model its own tokenizer"}},
