@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/telemetry/tracecontext"
 	"github.com/custody-gateway/custody/upstream"
@@ -219,17 +218,4 @@ func (x *exchange) upstreamStatus(rt route, resp *http.Response) (bool, error) {
 	}
 	return true, &custody.Error{Code: custody.CodeUpstreamRejected, HTTPStatus: resp.StatusCode,
 		Message: fmt.Sprintf("provider %s refused the request: %s", prov, msg)}
-}
-
-// checkEcho runs the request-id echo check when the provider echoes.
-func (x *exchange) checkEcho(rt route, resp *http.Response) {
-	h := rt.prov.RequestIDEcho
-	if h == "" {
-		return
-	}
-	if err := check.RequestID(x.tx.ID, resp.Header.Get(h)); err != nil {
-		x.tx.Fail(custody.CheckRequestID, custody.CodeOf(err), "")
-		return
-	}
-	x.tx.Pass(custody.CheckRequestID, "")
 }
