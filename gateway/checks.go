@@ -10,13 +10,16 @@ import (
 	"github.com/custody-gateway/custody/template"
 )
 
-// verdictOf records the outcome of a check that returned err.
+// verdictOf records the outcome of check name, which returned err: a
+// failure is recorded under the check the outcome table names for its
+// code, so that one fault is one check=code however it was found.
 func (x *exchange) verdictOf(err error, name string) {
 	if err == nil {
 		x.tx.Pass(name, "")
 		return
 	}
-	x.tx.Fail(name, custody.CodeOf(err), clientError(err).Message)
+	code := custody.CodeOf(err)
+	x.tx.Fail(code.Check(), code, clientError(err).Message)
 }
 
 func (x *exchange) checkModel(rt route) {
@@ -37,10 +40,8 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 	n := x.prompt.wait().counts.For(x.engine())
 	tx.PromptTokensLocal = n.Local
 	if !haveUsage {
-		tx.Skip(custody.CheckPromptTokens, "no usage reported")
-		if tx.Verdict == "" || tx.Verdict == custody.Verified {
-			tx.Verdict = custody.Flagged
-		}
+		// Nothing to hold the count against: an alarm, not a pass.
+		tx.Flag(custody.CheckPromptTokens, custody.CodePromptTokenMismatch, "no usage reported")
 		return
 	}
 	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, n.Band), custody.CheckPromptTokens)
@@ -70,10 +71,7 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 				x.tx.Fail(custody.CheckReplay, custody.CodeIndexUnavailable, indexDownMessage)
 				return
 			}
-			x.tx.Skip(custody.CheckReplay, "index unavailable")
-			if x.tx.Verdict == "" || x.tx.Verdict == custody.Verified {
-				x.tx.Verdict = custody.Flagged
-			}
+			x.tx.Flag(custody.CheckReplay, custody.CodeIndexUnavailable, "index unavailable")
 			return
 		}
 	}
@@ -198,14 +196,7 @@ func (x *exchange) checkCache(rt route, cached int) {
 func (x *exchange) upstreamFault(rt route, err error) error {
 	e := clientError(err)
 	msg := "provider " + rt.cfg.Provider + ": " + e.Message
-	check := custody.CheckStream
-	switch e.Code {
-	case custody.CodeResponseAmbiguous:
-		check = custody.CheckMembers
-	case custody.CodeUpstreamErrorAsSuccess:
-		check = custody.CheckShape
-	}
-	x.tx.Fail(check, e.Code, msg)
+	x.tx.Fail(e.Code.Check(), e.Code, msg)
 	return custody.Errorf(e.Code, "%s", msg)
 }
 
@@ -265,5 +256,5 @@ func (s *streamScan) check(sc Scanner) bool {
 		s.reported = true
 		s.x.checkContamination()
 	}
-	return s.x.tx.Verdict == custody.Rejected
+	return s.x.tx.Rejected()
 }

@@ -80,9 +80,10 @@ func (g *Gateway) proxy(front Dialect) http.Handler {
 	}))
 }
 
-// serve runs one exchange. A canary probe comes with its synthetic tenant
-// and the one route it probes; client traffic with neither.
-func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, probe *canaryProbe) {
+// serve runs one exchange and returns its finished transaction (which
+// the caller must not change). A canary probe comes with its synthetic
+// tenant and the one route it probes; client traffic with neither.
+func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, probe *canaryProbe) *custody.Transaction {
 	start := g.now()
 	var endSpan func(*custody.Transaction)
 	if g.tracer != nil {
@@ -103,12 +104,15 @@ func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, p
 	}
 	x.tx.Duration = g.now().Sub(start)
 	g.logTransaction(x.tx, err)
-	if g.observer != nil && x.recordable {
+	if g.observer != nil {
+		// Unrecorded refusals (unauthorized) too: the metric counts
+		// every code.
 		g.observer.Transaction(x.tx)
 	}
 	if endSpan != nil {
 		endSpan(x.tx)
 	}
+	return x.tx
 }
 
 func (x *exchange) run() error {

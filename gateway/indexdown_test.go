@@ -47,7 +47,7 @@ func TestIndexOutageSkipsTheSharedReplayCheck(t *testing.T) {
 			}
 			switch policy {
 			case "flag":
-				if resp.StatusCode != 200 || resp.Header.Get("Custody-Verdict") != "flagged" || !strings.Contains(checks, "replay=skipped") {
+				if resp.StatusCode != 200 || resp.Header.Get("Custody-Verdict") != "flagged" || !strings.Contains(checks, "replay=index_unavailable") {
 					t.Fatalf("index down, flag: %d %s %s %s", resp.StatusCode, resp.Header.Get("Custody-Verdict"), checks, body)
 				}
 			case "reject":

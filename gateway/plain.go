@@ -50,11 +50,8 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 		x.prompt.scanner.Write([]byte(r.Text))
 		x.checkContamination()
 	}
-	if tx.Verdict == custody.Rejected {
+	if tx.Rejected() {
 		return firstFailure(tx)
-	}
-	if tx.Verdict == "" {
-		tx.Verdict = custody.Verified
 	}
 	if x.bridge != nil {
 		if body, err = x.bridge.Response(body); err != nil {

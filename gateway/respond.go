@@ -42,8 +42,13 @@ func (x *exchange) fail(err error) {
 		err = &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: err}
 	}
 	tx, e := x.tx, clientError(err)
-	if tx.Verdict != custody.Rejected {
-		tx.Verdict, tx.Code = custody.Rejected, e.Code
+	if _, failed := tx.Failure(); !failed {
+		// A refusal that is no check's (the request, the route, the
+		// ledger, the upstream's transport): its outcome under the check
+		// the outcome table names, so that Custody-Checks, the leaf and
+		// the metric say it too. No detail: the code says it all, and
+		// an upstream's message stays out of the ledger.
+		tx.Fail(e.Code.Check(), e.Code, "")
 	}
 	tx.Status = e.Status()
 	if x.started {
@@ -66,10 +71,7 @@ func (x *exchange) fail(err error) {
 func (x *exchange) setHeaders() {
 	h, tx := x.w.Header(), x.tx
 	h.Set("Custody-Request-Id", tx.ID)
-	if tx.Verdict == "" {
-		tx.Verdict = custody.Verified
-	}
-	h.Set("Custody-Verdict", string(tx.Verdict))
+	h.Set("Custody-Verdict", string(tx.Conclude()))
 	if tx.ResponseModel != "" {
 		h.Set("Custody-Model", tx.ResponseModel)
 	}

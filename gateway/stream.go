@@ -29,7 +29,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	defer idle.Stop()
 
 	x.checkEcho(rt, resp)
-	if tx.Verdict == custody.Rejected {
+	if tx.Rejected() {
 		return firstFailure(tx)
 	}
 	sr := openai.NewSSEReader(resp.Body, maxEvent)
@@ -93,7 +93,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
 			x.checkModel(rt)
 			x.checkReplay(rt, ev.ID, nil)
-			if tx.Verdict == custody.Rejected {
+			if tx.Rejected() {
 				return firstFailure(tx)
 			}
 		}
@@ -143,7 +143,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			"provider "+rt.cfg.Provider+" ended the stream without its terminal event")
 	}
 	if first {
-		tx.Fail(custody.CheckStream, custody.CodeUpstreamErrorAsSuccess, "empty stream")
+		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "empty stream")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
 	}
 	if !x.g.skipChecks {
@@ -158,11 +158,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return firstFailure(tx)
 		}
 	}
-	if tx.Verdict == custody.Rejected {
+	if tx.Rejected() {
 		return firstFailure(tx)
-	}
-	if tx.Verdict == "" {
-		tx.Verdict = custody.Verified
 	}
 	tx.Status = http.StatusOK
 	if err := x.record(); err != nil {
@@ -222,6 +219,7 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 	err := x.record()
 	if err != nil {
 		e = clientError(err)
+		x.tx.Fail(e.Code.Check(), e.Code, "")
 		ev = x.front.StreamError(e)
 	}
 	x.w.Write(ev)
