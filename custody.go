@@ -85,6 +85,10 @@ func (o Outcome) HeaderValue() string {
 	}
 }
 
+// EndpointReenroll is the Endpoint of the record of an admin's identity
+// re-enrollment of a route (not a proxied request).
+const EndpointReenroll = "custody.canary.reenroll"
+
 // Transaction is everything custody knows about one request and its
 // response, except their bytes: those are represented by salted
 // commitments. It is what the ledger leaf encodes and the index stores.

@@ -11,9 +11,10 @@ import (
 	"github.com/custody-gateway/custody/config"
 )
 
-// EndpointReenroll is the leaf endpoint of an identity re-enrollment: an
-// admin action, recorded in the ledger like a transaction.
-const EndpointReenroll = "custody.canary.reenroll"
+// EndpointReenroll is the leaf endpoint of an identity re-enrollment
+// (custody.EndpointReenroll): an admin action, recorded in the ledger
+// like a transaction.
+const EndpointReenroll = custody.EndpointReenroll
 
 // canaryStatus answers GET /v1/custody/canaries: every route's last run.
 func (g *Gateway) canaryStatus(w http.ResponseWriter, r *http.Request) error {

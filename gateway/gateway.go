@@ -61,7 +61,7 @@ type Options struct {
 	// route serves from a tuple not seen before: canaries hook in here.
 	OnPathChange func(model string, route int)
 	// SharedReplay, when set, extends the replay check across every
-	// replica sharing the index (LedgerRecorder.Claim).
+	// replica sharing the index (recorder.Recorder.Claim).
 	SharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 	// SkipChecks turns every response check off. It exists for the
 	// benchmarks, to measure the proxy path alone; never set it in serve.

@@ -32,6 +32,7 @@ import (
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
 	"github.com/custody-gateway/custody/notify"
+	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/telemetry"
 	"github.com/custody-gateway/custody/tokenize"
@@ -90,7 +91,8 @@ type app struct {
 	listener     net.Listener
 	log          *ledger.Log
 	index        index.Index
-	recorder     *gateway.LedgerRecorder
+	recorder     *recorder.Recorder // built once: its hooks never change
+	metrics      *telemetry.Metrics // one registry for the process, kept across reloads
 	simURLs      map[string]string
 	adminKeyFile string
 	notifier     atomic.Pointer[notify.Notifier] // of the config in force
@@ -184,7 +186,13 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	if publicURL == "" {
 		publicURL = "http://" + a.listener.Addr().String()
 	}
-	a.recorder, err = gateway.NewLedgerRecorder(ctx, a.log, a.index, tenantIDs, strings.TrimRight(publicURL, "/"), logger)
+	// One registry for the process: a reload keeps every counter.
+	a.metrics = telemetry.NewMetrics(modelNames(cfg))
+	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
+		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
+		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
+		OnEvent:  a.notify,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reconciling the index with the log: %w", err)
 	}
@@ -227,13 +235,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	models := make([]string, len(cfg.Models))
-	for i, m := range cfg.Models {
-		models[i] = m.Name
-	}
-	metrics := telemetry.NewMetrics(models)
-	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
-	a.recorder.OnEvent = a.notify
+	models := modelNames(cfg)
+	metrics := a.metrics
+	metrics.SetModels(models)
 	a.setWebhooks(cfg)
 	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
 	var runner *canary.Runner
@@ -282,6 +286,14 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	return gw, nil
 }
 
+func modelNames(cfg *config.Config) []string {
+	models := make([]string, len(cfg.Models))
+	for i, m := range cfg.Models {
+		models[i] = m.Name
+	}
+	return models
+}
+
 // routeHealth is the console's view of the canaries' last runs.
 func routeHealth(r *canary.Runner) []console.RouteHealth {
 	if r == nil {
@@ -315,7 +327,13 @@ func (a *app) setWebhooks(cfg *config.Config) {
 	}
 }
 
-func (a *app) notify(e index.Event) { a.notifier.Load().Notify(e) }
+// notify sends e to the webhooks of the config in force (none before the
+// first gateway is built).
+func (a *app) notify(e index.Event) {
+	if n := a.notifier.Load(); n != nil {
+		n.Notify(e)
+	}
+}
 
 // detector is the contamination detector; it outlives reloads, so that
 // prompts remembered before a reload still protect the responses after.
