@@ -364,12 +364,11 @@ func (a *app) knownPaths() []gateway.Path {
 }
 
 // canaries starts the canary runner of a gateway: scheduled when
-// canaries.interval is set, triggered by path changes in any case. A
-// reload stops the previous runner.
+// canaries.interval is set, triggered by path changes in any case. On a
+// reload the new runner adopts the previous one's health (a quarantined
+// route stays quarantined), then the previous one stops: its runs in
+// flight are cancelled, which counts as nothing (canary.Runner).
 func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
-	if a.stopCanaries != nil {
-		a.stopCanaries()
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r, err := canary.New(ctx, canary.Config{
 		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
@@ -382,6 +381,10 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("canaries: %w", err)
+	}
+	r.Adopt(a.runner)
+	if a.stopCanaries != nil {
+		a.stopCanaries()
 	}
 	for _, w := range r.Plan() {
 		a.logger.Warn("canary probe cannot run: skipped", "route", w.Route, "probe", w.Probe, "reason", w.Reason)
