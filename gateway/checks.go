@@ -10,6 +10,27 @@ import (
 	"github.com/custody-gateway/custody/template"
 )
 
+// checkSet is the response checks a gateway runs (Options.Checks); nil
+// runs every one.
+type checkSet map[string]bool
+
+func newCheckSet(names []string) checkSet {
+	if names == nil {
+		return nil
+	}
+	s := checkSet{}
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+func (s checkSet) runs(check string) bool { return s == nil || s[check] }
+
+// none reports whether no check runs: the upstream's answer need not
+// even be read.
+func (s checkSet) none() bool { return s != nil && len(s) == 0 }
+
 // verdictOf records the outcome of check name, which returned err: a
 // failure is recorded under the check the outcome table names for its
 // code, so that one fault is one check=code however it was found.
@@ -30,12 +51,17 @@ func (x *exchange) checkModel(rt route) {
 			go x.g.onPath(tx.RequestedModel, rt.index)
 		}
 	}
-	x.verdictOf(check.Model(x.tx.ResponseModel, rt.cfg.Accept, rt.cfg.Model, x.policy.RequirePinned), custody.CheckModel)
+	if x.g.checks.runs(custody.CheckModel) {
+		x.verdictOf(check.Model(x.tx.ResponseModel, rt.cfg.Accept, rt.cfg.Model, x.policy.RequirePinned), custody.CheckModel)
+	}
 }
 
 // checkPromptTokens compares reported usage with the local count. Missing
 // usage leaves the transaction unverifiable: flagged, not verified.
 func (x *exchange) checkPromptTokens(haveUsage bool) {
+	if !x.g.checks.runs(custody.CheckPromptTokens) {
+		return
+	}
 	tx := x.tx
 	n := x.prompt.wait().counts.For(x.engine())
 	tx.PromptTokensLocal = n.Local
@@ -50,6 +76,9 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 // checkReplay claims the response id for this transaction and the body
 // digest for the request it answered (check.ResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
+	if !x.g.checks.runs(custody.CheckReplay) {
+		return
+	}
 	now := x.g.now()
 	var asked [32]byte
 	if body != nil {
@@ -106,6 +135,9 @@ func (x *exchange) claimShared(claims []check.ReplayClaim) error {
 // checkContamination acts on the scanner's finding by policy: reject, or
 // serve flagged.
 func (x *exchange) checkContamination() {
+	if !x.g.checks.runs(custody.CheckContamination) {
+		return
+	}
 	detail, found := x.prompt.scanner.Finding()
 	switch {
 	case !found:
@@ -147,7 +179,7 @@ func (x *exchange) engine() template.Engine {
 // checkEcho runs the request-id echo check when the provider echoes.
 func (x *exchange) checkEcho(rt route, resp *http.Response) {
 	h := rt.prov.RequestIDEcho
-	if h == "" {
+	if h == "" || !x.g.checks.runs(custody.CheckRequestID) {
 		return
 	}
 	if err := check.RequestID(x.tx.ID, resp.Header.Get(h)); err != nil {
@@ -162,6 +194,9 @@ func (x *exchange) checkEcho(rt route, resp *http.Response) {
 // answer, in flight beside it included (the attempt remembered this one
 // as it sent it).
 func (x *exchange) checkCache(rt route, cached int) {
+	if !x.g.checks.runs(custody.CheckCache) {
+		return
+	}
 	tx := x.tx
 	switch iso := rt.prov.CacheIsolation; {
 	case !x.wire.Traits().PromptCache:
@@ -234,6 +269,9 @@ func (s *streamScan) feed(text string) bool {
 // finish waits for the fingerprints, scans what was held and records the
 // outcome; it reports whether the transaction is rejected.
 func (s *streamScan) finish() bool {
+	if !s.x.g.checks.runs(custody.CheckContamination) {
+		return false
+	}
 	sc := s.x.prompt.wait().scanner
 	if sc == nil {
 		return false

@@ -48,7 +48,7 @@ type Gateway struct {
 	paths      *pathTracker
 	observer   Observer
 	onPath     func(model string, route int)
-	skipChecks bool
+	checks     checkSet
 	tracer     Tracer
 	canaries   *canary.Runner
 	clients    map[string]*upstream.Client
@@ -99,7 +99,7 @@ func New(o Options) (*Gateway, error) {
 		paths:        newPathTracker(10000),
 		observer:     o.Observer,
 		onPath:       o.OnPathChange,
-		skipChecks:   o.SkipChecks,
+		checks:       newCheckSet(o.Checks),
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
 		clients:      o.Clients,

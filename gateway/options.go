@@ -44,9 +44,12 @@ type Options struct {
 	// SharedReplay, when set, extends the replay check across every
 	// replica sharing the index (recorder.Recorder.Claim).
 	SharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
-	// SkipChecks turns every response check off. It exists for the
-	// benchmarks, to measure the proxy path alone; never set it in serve.
-	SkipChecks bool
+	// Checks are the names of the response checks to run (custody.Check*:
+	// request_id, shape, members, model, replay, prompt_tokens, cache,
+	// contamination, stream). Nil runs every one. An empty list runs none:
+	// the benchmarks measure the proxy path alone with it; serve never
+	// sets it.
+	Checks []string
 	// Tracer, when set, traces transactions and upstream attempts.
 	Tracer Tracer
 	// Evidence, when set, serves receipts, records, events and the log.

@@ -68,10 +68,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			break // the input ended inside this event: truncated
 		}
 		ev, err := events.Read(raw.Data)
-		if err != nil && x.g.skipChecks && custody.CodeOf(err) != custody.CodeResponseAmbiguous && custody.CodeOf(err) != custody.CodeStreamInconsistent {
-			err = nil // benchmarks only: relay without checks
-		}
-		if err != nil {
+		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
 			return x.upstreamFault(rt, err)
 		}
 		if ev.Terminal {
@@ -86,9 +83,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
 			cached = ev.Usage.Cached
 		}
-		if first && x.g.skipChecks {
-			first = false
-		} else if first {
+		if first {
 			first = false
 			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
 			x.checkModel(rt)
@@ -97,7 +92,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 				return firstFailure(tx)
 			}
 		}
-		if ev.Text != "" && !x.g.skipChecks {
+		if ev.Text != "" && x.g.checks.runs(custody.CheckContamination) {
 			if scan.feed(ev.Text) {
 				return firstFailure(tx)
 			}
@@ -146,18 +141,14 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "empty stream")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
 	}
-	if !x.g.skipChecks {
-		if err := events.End(sawUsage); err != nil {
-			x.verdictOf(err, custody.CheckStream)
-			return err
-		}
-		tx.Pass(custody.CheckStream, "")
-		x.checkPromptTokens(sawUsage)
-		x.checkCache(rt, cached)
-		if scan.finish() {
+	if x.g.checks.runs(custody.CheckStream) {
+		if x.verdictOf(events.End(sawUsage), custody.CheckStream); tx.Rejected() {
 			return firstFailure(tx)
 		}
 	}
+	x.checkPromptTokens(sawUsage)
+	x.checkCache(rt, cached)
+	scan.finish()
 	if tx.Rejected() {
 		return firstFailure(tx)
 	}
