@@ -153,3 +153,16 @@ func AppendEvent(dst []byte, name string, v any) []byte {
 	dst = append(dst, b...)
 	return append(dst, "\n\n"...)
 }
+
+// EndWithoutStop closes the stream as an upstream that stopped without
+// saying why does: the open block closed, message_delta with a null
+// stop_reason, message_stop. custody's validator refuses such a stream;
+// the simulator's error-as-200 faults send it.
+func (t *StreamTranslator) EndWithoutStop() []byte {
+	t.out = t.out[:0]
+	t.closeBlock()
+	t.event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": nil, "stop_sequence": nil}, "usage": t.usage})
+	t.event("message_stop", map[string]string{"type": "message_stop"})
+	return t.out
+}

@@ -149,6 +149,9 @@ func (r *Request) ToChat() ([]byte, error) {
 }
 
 func untranslatable(param string) error {
+	if param == "" || param[len(param)-1] == '.' {
+		param += `""` // a member whose name is empty
+	}
 	return bad(param, "%s has no equivalent on this route's chat completions upstream; remove it or route to a kind: anthropic provider", param)
 }
 

@@ -158,3 +158,14 @@ func AppendEvent(dst []byte, name string, v any) []byte {
 	dst = append(dst, b...)
 	return append(dst, "\n\n"...)
 }
+
+// EndFailed closes the stream with response.failed: for an upstream that
+// stopped without finishing (the simulator's error-as-200 faults).
+func (t *StreamTranslator) EndFailed() []byte {
+	t.out = t.out[:0]
+	t.closeItem()
+	t.obj.Status = StatusFailed
+	t.obj.Error = json.RawMessage(`{"code":"server_error","message":"the model stopped before finishing"}`)
+	t.emit("response.failed", map[string]any{"response": t.obj})
+	return t.out
+}

@@ -59,6 +59,9 @@ type chatRequest struct {
 }
 
 func untranslatable(param string) error {
+	if param == "" || param[len(param)-1] == '.' {
+		param += `""` // a member whose name is empty
+	}
 	return bad(param, "%s has no equivalent on this route's chat completions upstream; remove it or route to a provider with responses: true", param)
 }
 
