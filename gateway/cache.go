@@ -34,7 +34,7 @@ const (
 // cacheMembers are the members the attempt sets for the route's
 // provider, and the history key of the tenant's cache ("" if none).
 func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
-	if x.ep.name == openai.EndpointEmbeddings {
+	if !x.wire.Traits().PromptCache {
 		return nil, ""
 	}
 	switch rt.prov.CacheIsolation {
@@ -64,7 +64,7 @@ func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
 func (x *exchange) checkCache(rt route, cached int) {
 	tx := x.tx
 	switch iso := rt.prov.CacheIsolation; {
-	case x.ep.name == openai.EndpointEmbeddings:
+	case !x.wire.Traits().PromptCache:
 		return // no prompt cache
 	case iso == "disable":
 		tx.Pass(custody.CheckCache, "prompt cache disabled")

@@ -19,29 +19,23 @@ import (
 	"github.com/custody-gateway/custody/template"
 )
 
-// endpoint is one proxied OpenAI endpoint.
-type endpoint struct {
-	name       string // as recorded: openai.Endpoint*
-	path       string // upstream path under the base URL
-	streamable bool
-}
-
-var (
-	openaiChat        = endpoint{openai.EndpointChat, "/chat/completions", true}
-	openaiCompletions = endpoint{openai.EndpointCompletions, "/completions", true}
-	openaiEmbeddings  = endpoint{openai.EndpointEmbeddings, "/embeddings", false}
-)
-
 // exchange is the state of one proxied request. It is owned by the
 // request's goroutine, except prompt, which the counting goroutine fills
 // before closing prompt.done.
 type exchange struct {
-	g   *Gateway
-	ep  endpoint
-	w   http.ResponseWriter
-	r   *http.Request
-	tx  *custody.Transaction
-	req *openai.Request
+	g     *Gateway
+	front Dialect // the client's
+	w     http.ResponseWriter
+	r     *http.Request
+	tx    *custody.Transaction
+	req   Request // the client's, in the front dialect
+
+	// Of the current attempt (attempt.go): the dialect the route's
+	// provider speaks, the request as it receives it, and the bridge to
+	// it (nil: pass-through, wire is front and wreq is req).
+	wire   Dialect
+	wreq   Request
+	bridge Bridge
 
 	tenant *config.Tenant
 	probe  *canaryProbe // set for canary traffic
@@ -86,16 +80,16 @@ func (p *promptWork) close() {
 	}
 }
 
-// proxy handles one OpenAI endpoint.
-func (g *Gateway) proxy(ep endpoint) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.serve(ep, w, r, nil)
-	})
+// proxy handles the endpoint (POST) of one front dialect.
+func (g *Gateway) proxy(front Dialect) http.Handler {
+	return g.onlyIn(http.MethodPost, front, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.serve(front, w, r, nil)
+	}))
 }
 
 // serve runs one exchange. A canary probe comes with its synthetic tenant
 // and the one route it probes; client traffic with neither.
-func (g *Gateway) serve(ep endpoint, w http.ResponseWriter, r *http.Request, probe *canaryProbe) {
+func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, probe *canaryProbe) {
 	start := g.now()
 	var endSpan func(*custody.Transaction)
 	if g.tracer != nil {
@@ -103,8 +97,8 @@ func (g *Gateway) serve(ep endpoint, w http.ResponseWriter, r *http.Request, pro
 		ctx, endSpan = g.tracer.StartTransaction(r)
 		r = r.WithContext(ctx)
 	}
-	x := &exchange{g: g, ep: ep, w: w, r: r, probe: probe, tx: &custody.Transaction{
-		ID: custody.NewID(start), Time: start.UTC(), Endpoint: ep.name, Route: -1,
+	x := &exchange{g: g, front: front, w: w, r: r, probe: probe, tx: &custody.Transaction{
+		ID: custody.NewID(start), Time: start.UTC(), Endpoint: front.Endpoint(), Route: -1,
 		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil,
 	}}
 	err := x.run()
@@ -148,30 +142,30 @@ func (x *exchange) run() error {
 	reqCommit.Write(body)
 	tx.RequestCommitment = reqCommit.Sum(nil)
 
-	req, err := openai.ParseRequest(body)
+	req, err := x.front.ParseRequest(body)
 	if err != nil {
 		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
 	}
 	x.req = req
-	tx.RequestedModel, tx.Stream = req.Model, req.Stream && x.ep.streamable
-	m, ok := g.models[req.Model]
-	if !ok || !allowed(t, req.Model) {
+	tx.RequestedModel, tx.Stream = req.Model(), req.Stream() && x.front.Traits().Streams
+	m, ok := g.models[req.Model()]
+	if !ok || !allowed(t, req.Model()) {
 		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
-			Message: "the model `" + req.Model + "` does not exist or you do not have access to it"}
+			Message: "the model `" + req.Model() + "` does not exist or you do not have access to it"}
 	}
 	x.model = m
 	if err := x.choosePolicy(); err != nil {
 		return err
 	}
-	prompt, err := openai.ParsePrompt(x.ep.name, body)
+	prompt, counted, err := req.Prompt()
 	if err != nil {
 		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
 	}
-	prepared, err := x.preparePrompt(prompt, body)
+	prepared, err := x.preparePrompt(prompt, counted)
 	if err != nil {
 		return err
 	}
-	if check.MustCount(prepared.Bytes(body), m.capacity) {
+	if check.MustCount(prepared.Bytes(counted), m.capacity) {
 		// Only a prompt whose bytes could exceed capacity is counted
 		// before forwarding, and no further than deciding takes; it is
 		// never forwarded if it exceeds.
@@ -273,8 +267,8 @@ func (x *exchange) choosePolicy() error {
 // refuses is refused here, as the engine would, and never sent.
 func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Prepared, error) {
 	m := x.model
-	switch x.ep.name {
-	case openai.EndpointChat:
+	switch x.front.Traits().Counting {
+	case CountChat:
 		pp, err := m.acct.PrepareChat(m.engines, p, body)
 		var re *template.RaiseError
 		if errors.As(err, &re) {
@@ -286,7 +280,7 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 			x.g.log.Warn("chat template failed; prompt counted without it", "id", x.tx.ID, "model", m.cfg.Name)
 		}
 		return pp, nil
-	case openai.EndpointCompletions:
+	case CountPrompts:
 		return m.acct.PrepareText(p, true), nil
 	}
 	return m.acct.PrepareText(p, false), nil
@@ -368,7 +362,7 @@ func (x *exchange) fail(err error) {
 		return
 	}
 	if x.recordable {
-		body := openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)
+		body := x.front.ErrorBody(e)
 		x.respCommit.Write(body)
 		if rerr := x.record(); rerr != nil {
 			x.g.log.Error("rejection not recorded", "id", tx.ID, "code", e.Code, "err", rerr)
@@ -376,7 +370,7 @@ func (x *exchange) fail(err error) {
 		}
 	}
 	x.setHeaders()
-	x.g.writeError(x.w, e)
+	x.g.writeError(x.w, x.front, e)
 }
 
 // setHeaders writes the Custody-* headers of SPEC §3.

@@ -122,11 +122,14 @@ func retryAfter(err error) time.Duration {
 func (x *exchange) attempt(rt route) (done bool, err error) {
 	ctx, cancel := context.WithCancel(x.r.Context())
 	defer cancel()
+	if err := x.speak(rt); err != nil {
+		return true, err
+	}
 	set, cacheKey := x.cacheMembers(rt)
 	x.cacheKey = cacheKey
 	call := upstream.Call{
-		Path:      x.ep.path,
-		Body:      x.req.Rewrite(rt.cfg.Model, set...),
+		Path:      x.wire.Path(),
+		Body:      x.wreq.Upstream(rt.cfg.Model, set...),
 		RequestID: x.tx.ID,
 		Stream:    x.tx.Stream,
 	}
@@ -160,6 +163,25 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 		return true, x.relayStream(ctx, cancel, rt, resp)
 	}
 	return true, x.finishPlain(ctx, rt, resp)
+}
+
+// speak sets the attempt's wire dialect for the route's provider: the
+// front's own (pass-through), or another reached through a bridge, with
+// the client's body translated to it.
+func (x *exchange) speak(rt route) error {
+	x.wire, x.bridge = wireOf(x.front, rt.prov)
+	if x.bridge == nil {
+		x.wreq = x.req
+		return nil
+	}
+	body, err := x.bridge.Request(x.req.Body())
+	if err == nil {
+		x.wreq, err = x.wire.ParseRequest(body)
+	}
+	if err != nil {
+		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+	}
+	return nil
 }
 
 // upstreamStatus turns a non-2xx upstream answer into an error: a

@@ -256,9 +256,9 @@ func New(o Options) (*Gateway, error) {
 	mux := http.NewServeMux()
 	// Methods are checked by the handlers, not the mux patterns, so that
 	// a wrong method gets an OpenAI-shaped error like everything else.
-	mux.Handle("/v1/chat/completions", g.only(http.MethodPost, g.proxy(openaiChat)))
-	mux.Handle("/v1/completions", g.only(http.MethodPost, g.proxy(openaiCompletions)))
-	mux.Handle("/v1/embeddings", g.only(http.MethodPost, g.proxy(openaiEmbeddings)))
+	mux.Handle("/v1/chat/completions", g.proxy(openaiChat))
+	mux.Handle("/v1/completions", g.proxy(openaiCompletions))
+	mux.Handle("/v1/embeddings", g.proxy(openaiEmbeddings))
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
 	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
@@ -282,10 +282,15 @@ func New(o Options) (*Gateway, error) {
 
 // only answers other methods than method with a JSON 405.
 func (g *Gateway) only(method string, h http.Handler) http.Handler {
+	return g.onlyIn(method, openaiChat, h)
+}
+
+// onlyIn answers other methods than method with a 405 in dialect d.
+func (g *Gateway) onlyIn(method string, d Dialect, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			g.writeError(w, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
+			g.writeError(w, d, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -302,7 +307,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			g.log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			g.writeError(w, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
+			g.writeError(w, openaiChat, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
 		}
 	}()
 	if len(r.TransferEncoding) > 0 {

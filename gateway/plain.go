@@ -10,7 +10,6 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
-	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/template"
 )
 
@@ -35,28 +34,24 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 		return x.deliverPlain(body)
 	}
 	x.checkEcho(rt, resp)
-	r, err := openai.ParseResponse(body)
-	if errors.Is(err, openai.ErrAmbiguous) {
-		return x.ambiguous(rt, err)
-	}
+	r, err := x.wire.ParseResponse(body)
 	if err != nil {
-		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "body is not a JSON object")
-		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s answered 200 with a body that is not a response", rt.cfg.Provider)
+		return x.upstreamFault(rt, err)
 	}
-	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = r.Model, r.SystemFingerprint, r.ID
+	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = r.Model, r.Fingerprint, r.ID
 	if r.Usage != nil {
-		tx.PromptTokensReported, tx.CompletionTokens = r.Usage.PromptTokens, r.Usage.CompletionTokens
+		tx.PromptTokensReported, tx.CompletionTokens = r.Usage.Prompt, r.Usage.Completion
 	}
 
-	x.verdictOf(check.Shape(x.ep.name, r), custody.CheckShape)
+	x.verdictOf(r.Shape, custody.CheckShape)
 	x.checkModel(rt)
 	// Identity before accounting, as in a stream: a swapped response is
 	// first of all a replay (its usage, another request's, fails too).
 	x.checkReplay(rt, r.ID, body)
 	x.checkPromptTokens(r.Usage != nil)
-	x.checkCache(rt, r.Usage.Cached())
-	if x.prompt.wait().scanner != nil && x.ep.name != openai.EndpointEmbeddings {
-		x.prompt.scanner.Write([]byte(r.Text()))
+	x.checkCache(rt, r.Usage.cached())
+	if x.prompt.wait().scanner != nil && x.wire.Traits().Generates {
+		x.prompt.scanner.Write([]byte(r.Text))
 		x.checkContamination()
 	}
 	if tx.Verdict == custody.Rejected {
@@ -64,6 +59,11 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	}
 	if tx.Verdict == "" {
 		tx.Verdict = custody.Verified
+	}
+	if x.bridge != nil {
+		if body, err = x.bridge.Response(body); err != nil {
+			return custody.Wrap(custody.CodeInternal, err, "the answer could not be translated")
+		}
 	}
 	return x.deliverPlain(body)
 }
@@ -127,7 +127,7 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	now := x.g.now()
 	var asked [32]byte
 	if body != nil {
-		asked = x.req.Digest(rt.cfg.Model) // what the upstream answered
+		asked = x.wreq.Digest(rt.cfg.Model) // what the upstream answered
 	}
 	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, asked, body)
 	var err error

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
 )
 
@@ -34,82 +33,90 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		return firstFailure(tx)
 	}
 	sr := openai.NewSSEReader(resp.Body, maxEvent)
+	events := x.wire.NewStreamReader()
+	var tb StreamBridge
+	if x.bridge != nil {
+		tb = x.bridge.NewStream()
+	}
 	scan := &streamScan{x: x}
 	var (
-		ident     check.Stream
-		chunk     openai.Response
 		sawUsage  bool
-		cached    int  // usage.prompt_tokens_details.cached_tokens
-		sawDone   bool // the upstream sent its terminal event
+		cached    int    // usage.prompt_tokens_details.cached_tokens
+		end       []byte // what ends the stream, once its terminal event came
 		first     = true
 		readError error
 		size      int64 // bytes of the upstream's events so far
 		maxSize   = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
-		ev, err := sr.Next()
+		raw, err := sr.Next()
 		if err != nil {
 			readError = err
 			break
 		}
 		idle.Reset(rt.prov.Timeout)
 		// Keep-alive comments count: they hold the connection as well.
-		if size += int64(len(ev.Raw)); maxSize > 0 && size > maxSize {
+		if size += int64(len(raw.Raw)); maxSize > 0 && size > maxSize {
 			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "over limits.max_stream_bytes")
 			return custody.Errorf(custody.CodeStreamInconsistent,
 				"provider %s sent a stream longer than limits.max_stream_bytes (%d bytes)", rt.cfg.Provider, maxSize)
 		}
-		if ev.Comment || len(ev.Data) == 0 {
+		if raw.Comment || len(raw.Data) == 0 {
 			continue // upstream keep-alives are not relayed
 		}
-		if ev.Done() {
-			sawDone = true
-			break
-		}
-		if ev.Cut {
+		if raw.Cut && !raw.Done() {
 			break // the input ended inside this event: truncated
 		}
-		if err := chunk.Decode(ev.Data); errors.Is(err, openai.ErrAmbiguous) {
-			return x.ambiguous(rt, err)
-		} else if err != nil {
-			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "a chunk is not JSON")
-			return custody.Errorf(custody.CodeStreamInconsistent, "provider %s sent a chunk that is not JSON", rt.cfg.Provider)
+		ev, err := events.Read(raw.Data)
+		if err != nil && x.g.skipChecks && custody.CodeOf(err) != custody.CodeResponseAmbiguous && custody.CodeOf(err) != custody.CodeStreamInconsistent {
+			err = nil // benchmarks only: relay without checks
 		}
-		if x.g.skipChecks {
-			// Benchmarks only: relay, without checks.
-		} else if err := ident.Chunk(&chunk); err != nil {
-			x.verdictOf(err, custody.CheckStream)
-			return err
+		if err != nil {
+			return x.upstreamFault(rt, err)
 		}
-		usageChunk := chunk.Usage != nil && len(chunk.Choices) == 0
-		if chunk.Usage != nil {
+		if ev.Terminal {
+			end = ev.End
+			if tb != nil {
+				end = tb.End()
+			}
+			break
+		}
+		if ev.Usage != nil {
 			sawUsage = true
-			tx.PromptTokensReported, tx.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
-			cached = chunk.Usage.Cached()
+			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
+			cached = ev.Usage.Cached
 		}
 		if first && x.g.skipChecks {
 			first = false
 		} else if first {
 			first = false
-			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = chunk.Model, chunk.SystemFingerprint, chunk.ID
+			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
 			x.checkModel(rt)
-			x.checkReplay(rt, chunk.ID, nil)
+			x.checkReplay(rt, ev.ID, nil)
 			if tx.Verdict == custody.Rejected {
 				return firstFailure(tx)
 			}
 		}
-		if text := chunk.Text(); text != "" && !x.g.skipChecks {
-			if scan.feed(text) {
+		if ev.Text != "" && !x.g.skipChecks {
+			if scan.feed(ev.Text) {
 				return firstFailure(tx)
 			}
 		}
 		if !x.started {
 			x.startStream()
 		}
-		if usageChunk && !x.req.IncludeUsage {
+		out := raw.Raw
+		if tb != nil {
+			if out, err = tb.Event(raw.Raw, &ev); err != nil {
+				return custody.Wrap(custody.CodeInternal, err, "the stream could not be translated")
+			}
+		} else if ev.UsageOnly && !x.req.IncludeUsage() {
 			continue // custody asked for it; the client did not
 		}
-		if err := x.deliver(ev.Raw); err != nil {
+		if len(out) == 0 {
+			continue
+		}
+		if err := x.deliver(out); err != nil {
 			return x.clientGone(err)
 		}
 		if err := rc.Flush(); err != nil {
@@ -127,7 +134,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
 		}
 	}
-	if !sawDone && !first {
+	if end == nil && !first {
 		// The upstream ended (or dropped the connection) without its
 		// terminal event: whatever came is not known to be the whole
 		// answer, and custody never completes it with a [DONE] of its own.
@@ -140,7 +147,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
 	}
 	if !x.g.skipChecks {
-		if err := ident.End(sawUsage, true); err != nil {
+		if err := events.End(sawUsage); err != nil {
 			x.verdictOf(err, custody.CheckStream)
 			return err
 		}
@@ -162,7 +169,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		return err
 	}
 	x.writeVerdict(true)
-	x.w.Write(openai.DoneEvent)
+	x.w.Write(end)
 	rc.Flush()
 	return nil
 }
@@ -192,8 +199,7 @@ func (x *exchange) startStream() {
 func (x *exchange) writeVerdict(recorded bool) {
 	tx := x.tx
 	if recorded {
-		x.w.Write(openai.ReceiptComment(tx.ID))
-		x.w.Write(openai.VerdictComment(string(tx.Verdict), tx.ChecksHeader()))
+		x.w.Write(x.front.StreamVerdict(tx))
 	}
 	h := x.w.Header()
 	h.Set("Custody-Verdict", string(tx.Verdict))
@@ -211,12 +217,12 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 		x.record() // best effort: nobody is listening
 		return
 	}
-	ev := openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+	ev := x.front.StreamError(e)
 	x.respCommit.Write(ev)
 	err := x.record()
 	if err != nil {
 		e = clientError(err)
-		ev = openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+		ev = x.front.StreamError(e)
 	}
 	x.w.Write(ev)
 	x.writeVerdict(err == nil)
@@ -287,16 +293,20 @@ func (s *streamScan) check(sc Scanner) bool {
 	return s.x.tx.Verdict == custody.Rejected
 }
 
-// ambiguous records and returns response_ambiguous for an upstream body
-// (or chunk) whose checked members are duplicated or variant-spelled. The
-// message names the member, never its value.
-func (x *exchange) ambiguous(rt route, err error) error {
-	detail := "ambiguous members"
-	var ae *openai.AmbiguousError
-	if errors.As(err, &ae) {
-		detail = ae.Detail
+// upstreamFault records and returns the failure of an upstream body (or
+// event) that its dialect could not read: ambiguous members, not a
+// response at all, or an event inconsistent with its stream. The message
+// names the provider and the member, never a value.
+func (x *exchange) upstreamFault(rt route, err error) error {
+	e := clientError(err)
+	msg := "provider " + rt.cfg.Provider + ": " + e.Message
+	check := custody.CheckStream
+	switch e.Code {
+	case custody.CodeResponseAmbiguous:
+		check = custody.CheckMembers
+	case custody.CodeUpstreamErrorAsSuccess:
+		check = custody.CheckShape
 	}
-	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + detail
-	x.tx.Fail(custody.CheckMembers, custody.CodeResponseAmbiguous, msg)
-	return custody.Errorf(custody.CodeResponseAmbiguous, "%s", msg)
+	x.tx.Fail(check, e.Code, msg)
+	return custody.Errorf(e.Code, "%s", msg)
 }
