@@ -259,6 +259,7 @@ func New(o Options) (*Gateway, error) {
 	mux.Handle("/v1/chat/completions", g.proxy(openaiChat))
 	mux.Handle("/v1/completions", g.proxy(openaiCompletions))
 	mux.Handle("/v1/embeddings", g.proxy(openaiEmbeddings))
+	g.mountDialects(mux)
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
 	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))

@@ -28,3 +28,16 @@ func TestCheck(t *testing.T) {
 		t.Errorf("path: %v", err)
 	}
 }
+
+func TestReplaceTop(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"model":"a","x":{"model":"b"}}`, `{"model":"up","x":{"model":"b"}}`},
+		{`{ "x" : 1 , "model" :  "a" }`, `{ "x" : 1 , "model" :  "up" }`},
+		{`{"messages":[{"model":"a"}],"model":"a"}`, `{"messages":[{"model":"a"}],"model":"up"}`},
+		{`{"x":1}`, `{"x":1}`},
+	} {
+		if got := string(ReplaceTop([]byte(tc.in), "model", []byte(`"up"`))); got != tc.want {
+			t.Errorf("ReplaceTop(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
