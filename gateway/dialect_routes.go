@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -150,4 +151,15 @@ func (g *Gateway) forwardCount(w http.ResponseWriter, ctx context.Context, rt ro
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(raw)
 	return nil
+}
+
+// invalidRequest is a parse or translation error as the client gets it:
+// a dialect's own *custody.Error as it is (its param kept), any other
+// error as invalid_request with its message.
+func invalidRequest(err error) error {
+	var e *custody.Error
+	if errors.As(err, &e) && e.Code == custody.CodeInvalidRequest {
+		return e
+	}
+	return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
 }
