@@ -163,3 +163,23 @@ func invalidRequest(err error) error {
 	}
 	return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
 }
+
+// uncounted says why the prompt-token check cannot run on the route that
+// answered, or "": a kind: anthropic provider whose engine is not one
+// custody renders exactly (auto, openai) serves Claude models, whose
+// tokenizer is not public. custody says so rather than guess a band.
+func (x *exchange) uncounted() string {
+	r := x.tx.Route
+	if r < 0 || r >= len(x.model.routes) {
+		return ""
+	}
+	rt := x.model.routes[r]
+	if rt.prov.Kind != config.KindAnthropic {
+		return ""
+	}
+	switch rt.engine {
+	case template.EngineAuto, template.EngineOpenAI:
+		return "custody cannot count this provider's prompts (Anthropic's tokenizer is not public); set the provider's engine for a Messages-compatible engine it can render"
+	}
+	return ""
+}

@@ -111,6 +111,10 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 	tx := x.tx
 	n := x.prompt.wait().counts.For(x.engine())
 	tx.PromptTokensLocal = n.Local
+	if why := x.uncounted(); why != "" {
+		tx.Skip(custody.CheckPromptTokens, why) // the verdict does not change: nothing was guessed
+		return
+	}
 	if !haveUsage {
 		tx.Skip(custody.CheckPromptTokens, "no usage reported")
 		if tx.Verdict == "" || tx.Verdict == custody.Verified {

@@ -87,7 +87,9 @@ func dialectMatrixConfig(t *testing.T) string {
 		fmt.Fprintf(&b, "  - {name: %q, kind: sim, request_id_echo: x-request-id%s}\n", "p-"+f, simCfg)
 		fmt.Fprintf(&b, "  - {name: %q, kind: sim, request_id_echo: x-request-id%s}\n", "q-"+f, simCfg)
 		fmt.Fprintf(&b, "  - {name: %q, kind: sim, responses: true, request_id_echo: x-request-id%s}\n", "r-"+f, simCfg)
-		fmt.Fprintf(&b, "  - {name: %q, kind: anthropic, base_url: %q, request_id_echo: x-request-id}\n", "a-"+f, startSimProcess(t, faults...))
+		// engine: the simulator renders as llama.cpp, so custody counts
+		// its prompts exactly (a Claude upstream's are not counted).
+		fmt.Fprintf(&b, "  - {name: %q, kind: anthropic, engine: llamacpp, base_url: %q, request_id_echo: x-request-id}\n", "a-"+f, startSimProcess(t, faults...))
 	}
 	b.WriteString("models:\n")
 	for _, f := range names {

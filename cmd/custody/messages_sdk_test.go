@@ -16,7 +16,10 @@ import (
 // model per path a Messages or Responses client can take:
 //
 //	translated  kind sim: Messages and Responses translated to chat
-//	messages    kind anthropic (a `custody sim` process): passed through
+//	messages    kind anthropic (a `custody sim` process, rendering as
+//	            llama.cpp): passed through
+//	claude      the same upstream with the engine unknown, as a Claude
+//	            model is to custody: passed through, prompt not counted
 //	responses   kind sim with responses: true: passed through
 func dialectServe(t *testing.T) *server {
 	t.Helper()
@@ -26,11 +29,13 @@ func dialectServe(t *testing.T) *server {
 providers:
   - {name: sim, kind: sim, request_id_echo: x-request-id}
   - {name: direct, kind: sim, responses: true, request_id_echo: x-request-id}
-  - {name: claude, kind: anthropic, base_url: %q, request_id_echo: x-request-id}
+  - {name: vllm-messages, kind: anthropic, engine: llamacpp, base_url: %[1]q, request_id_echo: x-request-id}
+  - {name: claude, kind: anthropic, base_url: %[1]q}
 models:
   - {name: translated, context_window: 32768, routes: [{provider: sim, model: sim-1-0827}]}
   - {name: responses, context_window: 32768, routes: [{provider: direct, model: sim-1-0827}]}
-  - {name: messages, context_window: 32768, routes: [{provider: claude, model: sim-1-0827}]}
+  - {name: messages, context_window: 32768, routes: [{provider: vllm-messages, model: sim-1-0827}]}
+  - {name: claude, context_window: 32768, routes: [{provider: claude, model: sim-1-0827}]}
 `, startSimProcess(t))
 	return startServe(t, dir, "--config", writeConfig(t, dir, cfg))
 }
@@ -145,6 +150,16 @@ func TestMessagesGoSDK(t *testing.T) {
 				t.Errorf("streamed tool call: %+v", tacc.Content)
 			}
 		})
+	}
+	// A prompt custody cannot count is said to be so, and the verdict
+	// stays verified: no band is guessed.
+	var hr *http.Response
+	if _, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude", MaxTokens: 8,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}}, option.WithResponseInto(&hr)); err != nil {
+		t.Fatal(err)
+	}
+	if h := hr.Header; h.Get("Custody-Verdict") != "verified" || !strings.Contains(h.Get("Custody-Checks"), "prompt_tokens=skipped") {
+		t.Errorf("claude: verdict %q checks %q", h.Get("Custody-Verdict"), h.Get("Custody-Checks"))
 	}
 	// An error reaches the SDK as Anthropic's error, custody's code inside.
 	_, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "no-such-model", MaxTokens: 8,
