@@ -25,7 +25,7 @@ func TestResponsesGoSDK(t *testing.T) {
 		t.Run(model, func(t *testing.T) {
 			var hr *http.Response
 			r, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: model, Instructions: openai.String("You are a weather bot."),
-				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the weather in Paris today?")},
+				Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("What is the weather in Paris today?")},
 				MaxOutputTokens: openai.Int(24), Store: openai.Bool(false)}, option.WithResponseInto(&hr))
 			if err != nil {
 				t.Fatal(err)
