@@ -12,6 +12,7 @@ import (
 	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/responses"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -22,6 +23,7 @@ func (g *Gateway) mountDialects(mux *http.ServeMux) {
 	mux.Handle("/v1/messages", g.proxy(messages))
 	mux.Handle("/v1/messages/count_tokens", g.onlyIn(http.MethodPost, messages, g.handleIn(messages, g.countTokens)))
 	mux.Handle("/v1/responses", g.proxy(responsesFront))
+	mux.Handle("/v1/responses/input_tokens", g.onlyIn(http.MethodPost, responsesFront, g.handleIn(responsesFront, g.inputTokens)))
 	mux.Handle("/v1/responses/{id}", g.onlyIn(http.MethodGet, responsesFront, g.handleIn(responsesFront, g.getResponse)))
 	mux.Handle("/v1/models/{id}", g.only(http.MethodGet, g.handle(g.getModel)))
 }
@@ -89,7 +91,7 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, rt := range m.routes {
 		if rt.prov.Kind == config.KindAnthropic {
-			return g.forwardCount(w, r.Context(), rt, req)
+			return g.forwardCount(w, r.Context(), rt, "/messages/count_tokens", req.WithModel(rt.cfg.Model))
 		}
 	}
 	return &custody.Error{Code: custody.CodeInvalidRequest, HTTPStatus: http.StatusNotImplemented, Param: "model",
@@ -97,7 +99,7 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 // countLocally is the prompt's exact count, when custody has one.
-func countLocally(m *model, req *anthropic.Request) (int, bool) {
+func countLocally(m *model, req interface{ ToChat() ([]byte, error) }) (int, bool) {
 	if len(m.routes) == 0 || m.acct.Template == nil {
 		return 0, false
 	}
@@ -123,12 +125,44 @@ func countLocally(m *model, req *anthropic.Request) (int, bool) {
 	return pp.Count().For(e).Local, true
 }
 
-// forwardCount relays the count of a kind: anthropic route.
-func (g *Gateway) forwardCount(w http.ResponseWriter, ctx context.Context, rt route, req *anthropic.Request) error {
+// inputTokens answers POST /v1/responses/input_tokens as countTokens
+// answers count_tokens: locally where the count is exact, else from the
+// first route with responses: true, else 501.
+func (g *Gateway) inputTokens(w http.ResponseWriter, r *http.Request) error {
+	t, err := g.keys.tenant(r)
+	if err != nil {
+		return err
+	}
+	body, err := readAll(http.MaxBytesReader(w, r.Body, g.cfg.Limits.MaxBodyBytes), r.ContentLength, g.cfg.Limits.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	req, err := responses.ParseRequest(body)
+	if err != nil {
+		return err
+	}
+	m, ok := g.models[req.Model]
+	if !ok || !allowed(t, req.Model) {
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
+			Message: "the model `" + req.Model + "` does not exist or you do not have access to it"}
+	}
+	if n, ok := countLocally(m, req); ok {
+		return writeJSON(w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
+	}
+	for _, rt := range m.routes {
+		if rt.prov.Responses {
+			return g.forwardCount(w, r.Context(), rt, "/responses/input_tokens", req.WithModel(rt.cfg.Model))
+		}
+	}
+	return &custody.Error{Code: custody.CodeInvalidRequest, HTTPStatus: http.StatusNotImplemented, Param: "model",
+		Message: "custody cannot count the prompt of model " + req.Model + " exactly (no chat template, or its route's engine is auto or openai) and no route with responses: true can count it"}
+}
+
+// forwardCount relays the count of a route whose provider counts.
+func (g *Gateway) forwardCount(w http.ResponseWriter, ctx context.Context, rt route, path string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, rt.prov.Timeout)
 	defer cancel()
-	resp, err := rt.client.Do(ctx, upstream.Call{Path: "/messages/count_tokens", Body: req.WithModel(rt.cfg.Model),
-		RequestID: custody.NewID(g.now())})
+	resp, err := rt.client.Do(ctx, upstream.Call{Path: path, Body: body, RequestID: custody.NewID(g.now())})
 	if err != nil {
 		return err
 	}

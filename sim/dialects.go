@@ -36,6 +36,7 @@ func (s *Server) handleDialects() {
 	s.mux.HandleFunc("POST /v1/messages", s.adaptWith(s.messages, writeMessagesError))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.adaptWith(s.countTokens, writeMessagesError))
 	s.mux.HandleFunc("POST /v1/responses", s.adaptWith(s.responses, writeResponsesError))
+	s.mux.HandleFunc("POST /v1/responses/input_tokens", s.adaptWith(s.inputTokens, writeResponsesError))
 }
 
 // writeMessagesError writes err in Anthropic's error shape.
@@ -196,6 +197,26 @@ func (s *Server) countTokens(c *call) error {
 		return err
 	}
 	return writeJSON(c.w, map[string]int{"input_tokens": n})
+}
+
+// inputTokens serves POST /v1/responses/input_tokens, as countTokens.
+func (s *Server) inputTokens(c *call) error {
+	req, err := responses.ParseRequest(c.body)
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	chatBody, err := req.ToChat()
+	if err != nil {
+		return err
+	}
+	n, err := s.countChat(chatBody)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
 }
 
 // countChat is the token count of a chat body's rendered prompt, as

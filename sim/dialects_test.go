@@ -156,6 +156,10 @@ func TestDialectsClean(t *testing.T) {
 	if err := json.Unmarshal(count.raw, &ct); err != nil || ct.InputTokens != chat.resp.Usage.PromptTokens {
 		t.Errorf("count_tokens %s, chat prompt_tokens %d", count.raw, chat.resp.Usage.PromptTokens)
 	}
+	it := ask(t, ts, ts.URL, "/v1/responses/input_tokens", map[string]any{"model": "sim-1", "input": words})
+	if err := json.Unmarshal(it.raw, &ct); err != nil || ct.InputTokens != chat.resp.Usage.PromptTokens {
+		t.Errorf("input_tokens %s, chat prompt_tokens %d", it.raw, chat.resp.Usage.PromptTokens)
+	}
 	for _, tc := range []struct {
 		name, path string
 		body       map[string]any

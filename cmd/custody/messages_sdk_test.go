@@ -20,6 +20,7 @@ import (
 //	            llama.cpp): passed through
 //	claude      the same upstream with the engine unknown, as a Claude
 //	            model is to custody: passed through, prompt not counted
+//	fallback    a provider that refuses connections, then kind sim
 //	responses   kind sim with responses: true: passed through
 func dialectServe(t *testing.T) *server {
 	t.Helper()
@@ -31,11 +32,13 @@ providers:
   - {name: direct, kind: sim, responses: true, request_id_echo: x-request-id}
   - {name: vllm-messages, kind: anthropic, engine: llamacpp, base_url: %[1]q, request_id_echo: x-request-id}
   - {name: claude, kind: anthropic, base_url: %[1]q}
+  - {name: broken, kind: openai, base_url: "http://127.0.0.1:1/v1", timeout: 2s}
 models:
   - {name: translated, context_window: 32768, routes: [{provider: sim, model: sim-1-0827}]}
   - {name: responses, context_window: 32768, routes: [{provider: direct, model: sim-1-0827}]}
   - {name: messages, context_window: 32768, routes: [{provider: vllm-messages, model: sim-1-0827}]}
   - {name: claude, context_window: 32768, routes: [{provider: claude, model: sim-1-0827}]}
+  - {name: fallback, context_window: 32768, routes: [{provider: broken, model: sim-1-0827}, {provider: sim, model: sim-1-0827}]}
 `, startSimProcess(t))
 	return startServe(t, dir, "--config", writeConfig(t, dir, cfg))
 }
