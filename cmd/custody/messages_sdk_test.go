@@ -21,6 +21,7 @@ import (
 //	claude      the same upstream with the engine unknown, as a Claude
 //	            model is to custody: passed through, prompt not counted
 //	fallback    a provider that refuses connections, then kind sim
+//	cut, liar   simulators whose streams end early / that serve another model
 //	responses   kind sim with responses: true: passed through
 func dialectServe(t *testing.T) *server {
 	t.Helper()
@@ -33,11 +34,15 @@ providers:
   - {name: vllm-messages, kind: anthropic, engine: llamacpp, base_url: %[1]q, request_id_echo: x-request-id}
   - {name: claude, kind: anthropic, base_url: %[1]q}
   - {name: broken, kind: openai, base_url: "http://127.0.0.1:1/v1", timeout: 2s}
+  - {name: cut, kind: sim, responses: true, sim: {faults: [stream-cut]}}
+  - {name: liar, kind: sim, sim: {faults: [silent-fallback]}}
 models:
   - {name: translated, context_window: 32768, routes: [{provider: sim, model: sim-1-0827}]}
   - {name: responses, context_window: 32768, routes: [{provider: direct, model: sim-1-0827}]}
   - {name: messages, context_window: 32768, routes: [{provider: vllm-messages, model: sim-1-0827}]}
   - {name: claude, context_window: 32768, routes: [{provider: claude, model: sim-1-0827}]}
+  - {name: cut, context_window: 32768, routes: [{provider: cut, model: sim-1-0827}]}
+  - {name: liar, context_window: 32768, routes: [{provider: liar, model: sim-1-0827}]}
   - {name: fallback, context_window: 32768, routes: [{provider: broken, model: sim-1-0827}, {provider: sim, model: sim-1-0827}]}
 `, startSimProcess(t))
 	return startServe(t, dir, "--config", writeConfig(t, dir, cfg))
@@ -164,8 +169,23 @@ func TestMessagesGoSDK(t *testing.T) {
 	if h := hr.Header; h.Get("Custody-Verdict") != "verified" || !strings.Contains(h.Get("Custody-Checks"), "prompt_tokens=skipped") {
 		t.Errorf("claude: verdict %q checks %q", h.Get("Custody-Verdict"), h.Get("Custody-Checks"))
 	}
+	// A stream that fails after it started raises in the SDK: custody
+	// ends it with an error event, never message_stop.
+	cut := c.Messages.NewStreaming(ctx, anthropic.MessageNewParams{Model: "cut", MaxTokens: 16,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	for cut.Next() {
+	}
+	if err := cut.Err(); err == nil || !strings.Contains(err.Error(), "stream_truncated") {
+		t.Errorf("a cut stream: %v", err)
+	}
+	_, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "liar", MaxTokens: 8,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
+	var lie *anthropic.Error
+	if !errorsAs(err, &lie) || lie.StatusCode != 502 || !strings.Contains(lie.Error(), "model_mismatch") {
+		t.Errorf("a substituted model: %v", err)
+	}
 	// An error reaches the SDK as Anthropic's error, custody's code inside.
-	_, err := c.Messages.New(ctx, anthropic.MessageNewParams{Model: "no-such-model", MaxTokens: 8,
+	_, err = c.Messages.New(ctx, anthropic.MessageNewParams{Model: "no-such-model", MaxTokens: 8,
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))}})
 	var ae *anthropic.Error
 	if !errorsAs(err, &ae) || ae.StatusCode != 400 || !strings.Contains(ae.Error(), "invalid_request") {

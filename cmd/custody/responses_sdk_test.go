@@ -96,6 +96,14 @@ func TestResponsesGoSDK(t *testing.T) {
 			}
 		})
 	}
+	// A stream that fails after it started raises in the SDK.
+	cut := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "cut",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}, MaxOutputTokens: openai.Int(16)})
+	for cut.Next() {
+	}
+	if err := cut.Err(); err == nil || !strings.Contains(err.Error(), "stream_truncated") {
+		t.Errorf("a cut stream: %v", err)
+	}
 	// State custody cannot hold is refused, naming the member.
 	_, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "translated", PreviousResponseID: openai.String("resp_earlier"),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("and then?")}})
