@@ -96,7 +96,7 @@ type Transaction struct {
 	ID       string    `json:"id"`
 	Tenant   string    `json:"tenant"`
 	Time     time.Time `json:"time"`
-	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings
+	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings | messages | responses
 	Stream   bool      `json:"stream,omitempty"`
 	Canary   bool      `json:"canary,omitempty"` // synthetic traffic from a canary probe
 

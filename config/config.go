@@ -120,9 +120,15 @@ type Tenant struct {
 // Provider is an upstream serving stack.
 type Provider struct {
 	Name string `yaml:"name"`
-	// Kind is openai (any OpenAI-compatible server) or sim (the built-in
-	// simulator, run in-process on a loopback port).
+	// Kind is openai (any OpenAI-compatible server), anthropic (the
+	// Anthropic API or any Messages-compatible server: /v1/messages passes
+	// through, and only Messages requests can be routed to it) or sim (the
+	// built-in simulator, run in-process on a loopback port).
 	Kind string `yaml:"kind"`
+	// Responses: the upstream serves /v1/responses itself (OpenAI, vLLM),
+	// so Responses requests pass through; false (the default) translates
+	// them, statelessly, to chat completions.
+	Responses bool `yaml:"responses"`
 	// Engine is how the upstream renders a chat request before it counts
 	// the prompt: llamacpp, vllm, sglang (exact, with the model's chat
 	// template), openai (no template; OpenAI's framing) or auto (the

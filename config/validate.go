@@ -17,6 +17,9 @@ import (
 const (
 	KindOpenAI = "openai"
 	KindSim    = "sim"
+	// KindAnthropic is the Anthropic API or any Messages-compatible
+	// upstream (vLLM's /v1/messages): Messages requests pass through.
+	KindAnthropic = "anthropic"
 )
 
 // Known canary probes.
@@ -227,10 +230,17 @@ func (c *Config) Validate(file string) error {
 				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
 			}
 		case KindSim:
-		case "anthropic":
-			bad(key+".kind", "anthropic upstreams are not supported yet; use an OpenAI-compatible endpoint")
+		case KindAnthropic:
+			if p.BaseURL == "" {
+				bad(key+".base_url", "required for kind anthropic")
+			} else if !isHTTPURL(p.BaseURL) {
+				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
+			}
+			if p.Responses {
+				bad(key+".responses", "a kind anthropic provider does not serve /v1/responses")
+			}
 		default:
-			bad(key+".kind", "%q is not openai or sim", p.Kind)
+			bad(key+".kind", "%q is not openai, anthropic or sim", p.Kind)
 		}
 		switch p.CacheIsolation {
 		case "tenant", "tenant_use_case", "disable", "off":

@@ -78,7 +78,7 @@ func (x *exchange) speak(rt route) error {
 		x.wreq, err = x.wire.ParseRequest(body)
 	}
 	if err != nil {
-		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+		return invalidRequest(err)
 	}
 	return nil
 }

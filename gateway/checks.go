@@ -65,6 +65,10 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 	tx := x.tx
 	n := x.prompt.wait().counts.For(x.engine())
 	tx.PromptTokensLocal = n.Local
+	if why := x.uncounted(); why != "" {
+		tx.Skip(custody.CheckPromptTokens, why) // the verdict does not change: nothing was guessed
+		return
+	}
 	if !haveUsage {
 		// Nothing to hold the count against: an alarm, not a pass.
 		tx.Flag(custody.CheckPromptTokens, custody.CodePromptTokenMismatch, "no usage reported")

@@ -141,7 +141,7 @@ func (x *exchange) run() error {
 
 	req, err := x.front.ParseRequest(body)
 	if err != nil {
-		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+		return invalidRequest(err)
 	}
 	x.req = req
 	tx.RequestedModel, tx.Stream = req.Model(), req.Stream() && x.front.Traits().Streams
@@ -156,7 +156,7 @@ func (x *exchange) run() error {
 	}
 	prompt, counted, err := req.Prompt()
 	if err != nil {
-		return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())
+		return invalidRequest(err)
 	}
 	prepared, err := x.preparePrompt(prompt, counted)
 	if err != nil {

@@ -71,17 +71,19 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
 			return x.upstreamFault(rt, err)
 		}
+		if ev.Usage != nil {
+			// Before the terminal check: a Responses stream reports its
+			// usage in its terminal event.
+			sawUsage = true
+			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
+			cached = ev.Usage.Cached
+		}
 		if ev.Terminal {
 			end = ev.End
 			if tb != nil {
 				end = tb.End()
 			}
 			break
-		}
-		if ev.Usage != nil {
-			sawUsage = true
-			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
-			cached = ev.Usage.Cached
 		}
 		if first {
 			first = false

@@ -33,6 +33,9 @@ type result struct {
 	fingerprint  string
 	digest       uint64 // of the prompt's own words, picks error-as-200 forms
 	release      func() // returns the prompt's pages to the pool
+	// call is the tool call the answer is, when the request forced one
+	// (tools.go); the tokens are then its arguments' budget.
+	call *toolCall
 }
 
 var snapshotSuffix = regexp.MustCompile(`-\d{4}$`)

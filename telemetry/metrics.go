@@ -20,6 +20,7 @@ import (
 type Metrics struct {
 	reg             *prometheus.Registry
 	requests        *prometheus.CounterVec
+	endpoints       *prometheus.CounterVec // by dialect: chat.completions, messages, responses...
 	checkFailures   *prometheus.CounterVec
 	fallbacks       *prometheus.CounterVec
 	pathChanges     *prometheus.CounterVec
@@ -42,6 +43,8 @@ func NewMetrics(models []string) *Metrics {
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_requests_total",
 		Help: "Transactions by requested model, effective provider and verdict."}, []string{"model", "provider", "verdict"})
+	m.endpoints = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_endpoint_requests_total",
+		Help: "Transactions by endpoint (the client's dialect: chat.completions, completions, embeddings, messages, responses) and verdict."}, []string{"endpoint", "verdict"})
 	m.checkFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_check_failures_total",
 		Help: "Failed (rejecting or flagging) integrity checks by code."}, []string{"code"})
 	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_fallbacks_total",
@@ -56,7 +59,7 @@ func NewMetrics(models []string) *Metrics {
 		Help: "Time from request to the recorded answer.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)})
 	m.upstreamDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "custody_upstream_duration_seconds",
 		Help: "Upstream call time until its answer ended.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"provider"})
-	for _, c := range []prometheus.Collector{m.requests, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
+	for _, c := range []prometheus.Collector{m.requests, m.endpoints, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
 		m.ledgerLeaves, m.requestDuration, m.upstreamDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
@@ -81,6 +84,7 @@ func (m *Metrics) Transaction(tx *custody.Transaction) {
 		model = "unknown"
 	}
 	m.requests.WithLabelValues(model, tx.Provider, string(tx.Verdict)).Inc()
+	m.endpoints.WithLabelValues(tx.Endpoint, string(tx.Verdict)).Inc()
 	// Every code, the refusals that are no check's (fallback_not_permitted,
 	// ledger_unavailable, …) too, once per transaction.
 	for _, c := range tx.Codes() {

@@ -38,6 +38,7 @@ func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, e
 			base = url
 		}
 		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: base, APIKey: p.APIKey, Timeout: p.Timeout,
+			Anthropic:     p.Kind == config.KindAnthropic,
 			RequestIDEcho: p.RequestIDEcho, BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
 	}
 	return clients, nil
