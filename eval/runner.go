@@ -1,0 +1,463 @@
+package eval
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Target is one route of one model as the gateway exposes it to eval
+// runs: it sends a chat completion through custody's checks on exactly
+// that route (no fallback), as the synthetic tenant custody:eval.
+// Implementations must be safe for concurrent use.
+type Target interface {
+	// Name is the route's label, MODEL/PROVIDER.
+	Name() string
+	// Chat sends req. A custody rejection is a Result with Code set;
+	// err is for requests that got no answer (ctx done, say).
+	Chat(ctx context.Context, req Request) (Result, error)
+}
+
+// Result is what a Target got back.
+type Result struct {
+	Status int
+	Body   []byte
+	Code   string // custody's rejection code, "" when served
+}
+
+// Route is one route the Runner evaluates.
+type Route struct {
+	Model  string
+	Index  int
+	Target Target
+}
+
+// Config configures a Runner.
+type Config struct {
+	Suites []*Suite
+	Routes []Route
+	// Dir holds baselines and the digest key (data_dir/eval); "" keeps
+	// them in memory only.
+	Dir string
+	// Timeout bounds one case; 0 means 2 minutes.
+	Timeout time.Duration
+	// OnRun is called after every run (the ledger leaf, the event, the
+	// metric), from the goroutine that ran it: several at once. It
+	// returns the id of the run's ledger leaf, or "".
+	OnRun func(Report) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// ErrNoMatch: no suite covers the routes asked for.
+var ErrNoMatch = errors.New("eval: no suite covers that route")
+
+// passKey names one suite on one route.
+type passKey struct {
+	suite string
+	model string
+	index int
+}
+
+// job is one suite on one route.
+type job struct {
+	suite *Suite
+	rt    Route
+
+	runMu sync.Mutex // held for a whole run
+
+	tmu       sync.Mutex
+	triggered bool // a triggered run waits to start; guarded by tmu
+
+	gen  atomic.Uint64 // bumped by every path change: a run older than it cannot pass the route
+	last *Report       // guarded by Runner.mu
+}
+
+// Runner runs suites and keeps which routes' current paths passed them.
+type Runner struct {
+	cfg  Config
+	ctx  context.Context // bounds triggered runs
+	key  []byte
+	jobs []*job
+	wg   sync.WaitGroup
+
+	// passed is replaced, never mutated: Passed reads it without a lock
+	// on the request path.
+	passed atomic.Pointer[map[passKey]bool]
+
+	mu  sync.Mutex           // guards jobs' last reports and mem; serialises publishing passed
+	mem map[string]*baseline // baselines kept in memory (no Dir); guarded by mu
+}
+
+// New returns a Runner. ctx bounds the runs Trigger and Run start.
+func New(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	key, err := digestKey(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{cfg: cfg, ctx: ctx, key: key}
+	for _, s := range cfg.Suites {
+		for _, rt := range cfg.Routes {
+			if s.Covers(rt.Target.Name()) {
+				r.jobs = append(r.jobs, &job{suite: s, rt: rt})
+			}
+		}
+	}
+	none := map[passKey]bool{}
+	r.passed.Store(&none)
+	return r, nil
+}
+
+// Passed reports whether the route's current path passed the suite: its
+// latest run since the last path change reached the threshold. It takes
+// no lock: the gateway calls it on every request of a policy that
+// requires evals.
+func (r *Runner) Passed(suite, model string, index int) bool {
+	return (*r.passed.Load())[passKey{suite, model, index}]
+}
+
+func (r *Runner) publish(k passKey, ok bool) {
+	old := *r.passed.Load()
+	if old[k] == ok {
+		return
+	}
+	m := make(map[passKey]bool, len(old)+1)
+	for kk, v := range old {
+		m[kk] = v
+	}
+	if ok {
+		m[k] = true
+	} else {
+		delete(m, k)
+	}
+	r.passed.Store(&m)
+}
+
+// Trigger is a path change on the route: every suite covering it stops
+// counting as passed at once, and runs again in the background. Triggers
+// coalesce as canary triggers do.
+func (r *Runner) Trigger(model string, index int) {
+	for _, j := range r.jobs {
+		if j.rt.Model != model || j.rt.Index != index {
+			continue
+		}
+		j.gen.Add(1)
+		r.mu.Lock()
+		r.publish(passKey{j.suite.Name, model, index}, false)
+		r.mu.Unlock()
+		r.triggerJob(j, TriggerPathChange)
+	}
+}
+
+func (r *Runner) triggerJob(j *job, why Trigger) {
+	j.tmu.Lock()
+	if j.triggered {
+		j.tmu.Unlock()
+		return
+	}
+	j.triggered = true
+	j.tmu.Unlock()
+	r.wg.Go(func() {
+		j.runMu.Lock()
+		defer j.runMu.Unlock()
+		j.tmu.Lock()
+		j.triggered = false
+		j.tmu.Unlock()
+		if r.ctx.Err() == nil {
+			r.runLocked(r.ctx, j, why, false)
+		}
+	})
+}
+
+// Wait waits for triggered runs in flight.
+func (r *Runner) Wait() { r.wg.Wait() }
+
+// Run runs every suite on every route it covers at once (a route is
+// ineligible for require_evals until then), then each suite on its
+// interval (± 10%), until ctx ends.
+func (r *Runner) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, j := range r.jobs {
+		r.triggerJob(j, TriggerStart)
+		if j.suite.Interval <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			for {
+				wait := time.Duration(float64(j.suite.Interval) * (0.9 + 0.2*rand.Float64()))
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				r.triggerJob(j, TriggerInterval)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// RunOptions select what RunOnce runs.
+type RunOptions struct {
+	Suite string // "" every suite
+	Route string // MODEL/PROVIDER; "" every route
+	// Pin records each run as its suite's baseline on the route, passing
+	// or not.
+	Pin bool
+}
+
+// RunOnce runs the selected suites on the routes they cover, routes in
+// parallel, and returns the reports in suite, then route order.
+func (r *Runner) RunOnce(ctx context.Context, o RunOptions) ([]Report, error) {
+	var sel []*job
+	for _, j := range r.jobs {
+		if (o.Suite == "" || j.suite.Name == o.Suite) && (o.Route == "" || j.rt.Target.Name() == o.Route) {
+			sel = append(sel, j)
+		}
+	}
+	if len(sel) == 0 {
+		return nil, ErrNoMatch
+	}
+	out := make([]Report, len(sel))
+	var wg sync.WaitGroup
+	for i, j := range sel {
+		wg.Go(func() {
+			j.runMu.Lock()
+			defer j.runMu.Unlock()
+			out[i] = *r.runLocked(ctx, j, TriggerDemand, o.Pin)
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// Last returns the latest report of every suite on every route that has
+// run, in suite, then route order.
+func (r *Runner) Last() []Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Report
+	for _, j := range r.jobs {
+		if j.last != nil {
+			out = append(out, *j.last)
+		}
+	}
+	return out
+}
+
+// Covering is the suites that cover the route, by name.
+func (r *Runner) Covering(model string, index int) []string {
+	var out []string
+	for _, j := range r.jobs {
+		if j.rt.Model == model && j.rt.Index == index {
+			out = append(out, j.suite.Name)
+		}
+	}
+	return out
+}
+
+// runLocked runs j once (j.runMu held).
+func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *Report {
+	gen := j.gen.Load()
+	s := j.suite
+	name := j.rt.Target.Name()
+	_, provider, _ := strings.Cut(name, "/")
+	if strings.HasPrefix(name, j.rt.Model+"/") {
+		provider = strings.TrimPrefix(name, j.rt.Model+"/")
+	}
+	rep := &Report{Suite: s.Name, SuiteDigest: hex.EncodeToString(s.Digest[:]), Route: name, Model: j.rt.Model, Index: j.rt.Index,
+		Trigger: why, Time: r.cfg.Now(), Threshold: s.Threshold, Path: Path{Provider: provider}, Regressions: []string{}, Changed: []string{}}
+	start := time.Now()
+	rate := s.Rate
+	if rate <= 0 {
+		rate = 2
+	}
+	gap := time.Duration(float64(time.Second) / rate)
+	for i, c := range s.Cases {
+		if i > 0 {
+			if err := sleep(ctx, time.Until(start.Add(time.Duration(i)*gap))); err != nil {
+				rep.Cases = append(rep.Cases, CaseResult{ID: c.ID, Reason: "not run: " + reasonOf(err)})
+				continue
+			}
+		}
+		cr, a := r.runCase(ctx, j.rt.Target, s, &c)
+		rep.Cases = append(rep.Cases, cr)
+		rep.PromptTokens += a.Prompt
+		rep.CompletionTokens += a.Completion
+		if a.Model != "" {
+			rep.Path.Model, rep.Path.Fingerprint = a.Model, a.Fingerprint
+		}
+	}
+	rep.Duration = time.Since(start)
+	rep.Total = len(rep.Cases)
+	for _, c := range rep.Cases {
+		if c.Pass {
+			rep.Passed++
+		}
+	}
+	if rep.Total > 0 {
+		rep.Ratio = float64(rep.Passed) / float64(rep.Total)
+	}
+	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9
+	r.compare(rep, pin)
+
+	r.mu.Lock()
+	j.last = rep
+	// A run that began before the latest path change says nothing about
+	// the new path: it may fail the route, never pass it.
+	if j.gen.Load() == gen || !rep.OK {
+		r.publish(passKey{s.Name, j.rt.Model, j.rt.Index}, rep.OK)
+	}
+	r.mu.Unlock()
+	if r.cfg.OnRun != nil {
+		id := r.cfg.OnRun(*rep)
+		r.mu.Lock()
+		rep.LedgerID = id
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cp := *rep
+	return &cp
+}
+
+func (r *Runner) runCase(ctx context.Context, t Target, s *Suite, c *Case) (CaseResult, answer) {
+	cr := CaseResult{ID: c.ID}
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	began := time.Now()
+	res, err := t.Chat(cctx, c.Request)
+	cr.Latency = time.Since(began)
+	var a answer
+	switch {
+	case err != nil:
+		cr.Reason = "no answer: " + reasonOf(err)
+	case res.Code != "":
+		cr.Status, cr.Code = res.Status, res.Code
+		cr.Reason = "custody rejected the answer: " + res.Code
+	case res.Status != 200:
+		cr.Status = res.Status
+		cr.Reason = fmt.Sprintf("HTTP %d", res.Status)
+	default:
+		cr.Status = res.Status
+		var rerr error
+		a, rerr = readAnswer(res.Body)
+		if rerr != nil {
+			cr.Reason = rerr.Error()
+			break
+		}
+		cr.Reason = c.Assert.Check(a.Content, a.ToolCalls, cr.Latency)
+		cr.Pass = cr.Reason == ""
+	}
+	cr.Digest = outcomeDigest(r.key, hex.EncodeToString(s.Digest[:]), c.ID, cr.Pass, a)
+	return cr, a
+}
+
+// compare sets the report's baseline, regressions and changed cases, and
+// records a new baseline when pinned or when none exists for this suite
+// version and the run passed.
+func (r *Runner) compare(rep *Report, pin bool) {
+	var bl *baseline
+	if r.cfg.Dir != "" {
+		var err error
+		if bl, err = loadBaseline(r.cfg.Dir, rep.Suite, rep.Route); err != nil {
+			bl = nil // unreadable: as if none; a passing run replaces it
+		}
+	}
+	if bl != nil && bl.SuiteDigest != rep.SuiteDigest {
+		bl = nil // the suite changed since: its outcomes do not compare
+	}
+	if bl == nil {
+		if mem := r.memBaseline(rep); mem != nil && mem.SuiteDigest == rep.SuiteDigest {
+			bl = mem
+		}
+	}
+	if bl != nil && !pin {
+		rep.Baseline = &BaselineRef{Time: bl.Time, Path: bl.Path, Pinned: bl.Pinned}
+		was := map[string]baselineCase{}
+		for _, c := range bl.Cases {
+			was[c.ID] = c
+		}
+		for _, c := range rep.Cases {
+			b, ok := was[c.ID]
+			switch {
+			case !ok:
+			case b.Pass && !c.Pass:
+				rep.Regressions = append(rep.Regressions, c.ID)
+				rep.Changed = append(rep.Changed, c.ID)
+			case b.Digest != c.Digest:
+				rep.Changed = append(rep.Changed, c.ID)
+			}
+		}
+		return
+	}
+	if !pin && !rep.OK {
+		return
+	}
+	nb := &baseline{Suite: rep.Suite, SuiteDigest: rep.SuiteDigest, Route: rep.Route, Path: rep.Path, Time: rep.Time, Pinned: pin}
+	for _, c := range rep.Cases {
+		nb.Cases = append(nb.Cases, baselineCase{ID: c.ID, Pass: c.Pass, Digest: c.Digest})
+	}
+	rep.Baseline = &BaselineRef{Time: nb.Time, Path: nb.Path, Pinned: pin, Recorded: true}
+	if r.cfg.Dir != "" {
+		if err := saveBaseline(r.cfg.Dir, nb); err == nil {
+			return
+		}
+	}
+	r.setMemBaseline(nb)
+}
+
+// memBaseline is the baseline kept in memory, for a Runner without Dir
+// (or whose Dir cannot be written).
+func (r *Runner) memBaseline(rep *Report) *baseline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mem[rep.Suite+"\x00"+rep.Route]
+}
+
+func (r *Runner) setMemBaseline(b *baseline) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		r.mem = map[string]*baseline{}
+	}
+	r.mem[b.Suite+"\x00"+b.Route] = b
+}
+
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	}
+	return "transport failure"
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
