@@ -40,6 +40,7 @@ func (x *exchange) forward() error {
 		if x.probe == nil {
 			pr.Quarantined = g.health != nil && (g.health.Quarantined(x.model.cfg.Name, rt.index) ||
 				x.policy.OnCacheShared == "quarantine" && cacheShared(g.health, x.model.cfg.Name, rt.index))
+			pr.Quarantined = pr.Quarantined || g.evalBlock(x.policy, x.model.cfg.Name, rt.index) != ""
 			pr.BreakerOpen = rt.client.Breaker().State(now) == upstream.StateOpen
 		}
 		if !policy.Eligible(x.policy, pr) {
@@ -71,7 +72,7 @@ func (x *exchange) forward() error {
 		var err error
 		switch skip := policy.Healthy(pr); {
 		case skip == policy.SkipQuarantined:
-			err = custody.Errorf(custody.CodeRouteQuarantined, "route %s of model %s is quarantined by its canaries", rt.cfg.Provider, x.model.cfg.Name)
+			err = g.quarantineError(x.policy, x.model.cfg.Name, rt)
 		case x.probe == nil && !rt.client.Breaker().Allow(now):
 			err = custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s is failing; its circuit breaker is open", rt.cfg.Provider)
 		default:

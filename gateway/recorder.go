@@ -60,7 +60,7 @@ func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tena
 	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
 		queue: make(chan index.Record, queueSize), scans: make(chan struct{}, logScans), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
-	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
+	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal, config.EvalPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
 	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
@@ -324,6 +324,9 @@ func eventsOf(recs []index.Record) []index.Event {
 			e := base
 			e.Type, e.Detail = "canary", "reenrolled by an admin"
 			evs = append(evs, e)
+		}
+		if tx.Endpoint == EndpointEval {
+			evs = append(evs, evalEvent(base, tx))
 		}
 		if tx.PathChange {
 			e := base
