@@ -53,6 +53,12 @@ type Config struct {
 	OnRun func(Report) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Previous is the runner this one replaces (a config reload): each
+	// suite on a route that both have, unchanged (same file digest and
+	// threshold, same route), keeps its pass state and latest report and
+	// is not run again at start, so that a reload does not take routes
+	// from the policies that require evals. Previous must be stopped.
+	Previous *Runner
 }
 
 // ErrNoMatch: no suite covers the routes asked for.
@@ -77,6 +83,14 @@ type job struct {
 
 	gen  atomic.Uint64 // bumped by every path change: a run older than it cannot pass the route
 	last *Report       // guarded by Runner.mu
+	kept bool          // state carried over from Config.Previous: no run at start
+}
+
+// same reports whether j and o are the same suite version on the same
+// route.
+func (j *job) same(o *job) bool {
+	return j.suite.Name == o.suite.Name && j.suite.Digest == o.suite.Digest && j.suite.Threshold == o.suite.Threshold &&
+		j.rt.Model == o.rt.Model && j.rt.Index == o.rt.Index && j.rt.Target.Name() == o.rt.Target.Name()
 }
 
 // Runner runs suites and keeps which routes' current paths passed them.
@@ -115,8 +129,24 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			}
 		}
 	}
-	none := map[passKey]bool{}
-	r.passed.Store(&none)
+	passed := map[passKey]bool{}
+	if p := cfg.Previous; p != nil {
+		p.mu.Lock()
+		for _, j := range r.jobs {
+			for _, o := range p.jobs {
+				if !j.same(o) || o.last == nil {
+					continue
+				}
+				k := passKey{j.suite.Name, j.rt.Model, j.rt.Index}
+				j.last, j.kept = o.last, true
+				if (*p.passed.Load())[k] {
+					passed[k] = true
+				}
+			}
+		}
+		p.mu.Unlock()
+	}
+	r.passed.Store(&passed)
 	return r, nil
 }
 
@@ -190,7 +220,9 @@ func (r *Runner) Wait() { r.wg.Wait() }
 func (r *Runner) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, j := range r.jobs {
-		r.triggerJob(j, TriggerStart)
+		if !j.kept {
+			r.triggerJob(j, TriggerStart)
+		}
 		if j.suite.Interval <= 0 {
 			continue
 		}

@@ -227,3 +227,63 @@ func TestSelection(t *testing.T) {
 		t.Errorf("uncovered route: %v", err)
 	}
 }
+
+// TestPreviousRunnerCarriesOver: a reload keeps the pass state and last
+// report of unchanged suites on unchanged routes, and runs only the rest
+// at start; a changed suite starts over.
+func TestPreviousRunnerCarriesOver(t *testing.T) {
+	tg := &fakeTarget{name: "m/p"}
+	tg.set("m", echo)
+	old := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}}})
+	old.RunOnce(t.Context(), RunOptions{})
+	calls := tg.calls.Load()
+
+	kept := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}}, Previous: old})
+	if !kept.Passed("support", "m", 0) || len(kept.Last()) != 1 {
+		t.Fatalf("unchanged suite: passed %v, %d reports", kept.Passed("support", "m", 0), len(kept.Last()))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go kept.Run(ctx)
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	kept.Wait()
+	if tg.calls.Load() != calls {
+		t.Errorf("an unchanged suite ran again at start")
+	}
+
+	changed := testSuite(t, 1)
+	changed.Digest = [32]byte{2}
+	fresh := newTestRunner(t, Config{Suites: []*Suite{changed}, Routes: []Route{{Model: "m", Target: tg}}, Previous: old})
+	if fresh.Passed("support", "m", 0) || len(fresh.Last()) != 0 {
+		t.Error("a changed suite kept the old pass state")
+	}
+}
+
+// TestInterval: Run runs every suite at start, then on its interval.
+func TestInterval(t *testing.T) {
+	tg := &fakeTarget{name: "m/p"}
+	tg.set("m", echo)
+	s := testSuite(t, 1)
+	s.Interval = 30 * time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var triggers sync.Map
+	r := newTestRunner(t, Config{Suites: []*Suite{s}, Routes: []Route{{Model: "m", Target: tg}}, OnRun: func(rep Report) string {
+		triggers.Store(rep.Trigger, true)
+		return ""
+	}})
+	go r.Run(ctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, start := triggers.Load(TriggerStart)
+		_, interval := triggers.Load(TriggerInterval)
+		if start && interval {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs: start %v, interval %v", start, interval)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+}

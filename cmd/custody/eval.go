@@ -95,7 +95,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // evals starts the eval runner of a gateway: every suite at once on the
 // routes it covers (no policy that requires a suite uses a route before
 // its first pass), then on each suite's interval, and on path changes.
-// A reload stops the previous runner. custody eval runs on demand only.
+// A reload stops the previous runner; the suites and routes it leaves
+// unchanged keep their pass state. custody eval runs on demand only.
 func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
 	if a.stopEvals != nil {
 		a.stopEvals()
@@ -110,7 +111,7 @@ func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.
 		dir = filepath.Join(cfg.DataDir, "eval")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir,
+	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir, Previous: a.evalRunner,
 		OnRun: func(rep eval.Report) string { return a.evalRun(gw, metrics, rep) }})
 	if err != nil {
 		cancel()
@@ -118,6 +119,9 @@ func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.
 	}
 	gw.SetEvals(r)
 	a.evalRunner = r
+	for _, rep := range r.Last() { // kept across a reload; the metrics are new
+		metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
+	}
 	if !a.evalOnDemand && len(suites) > 0 {
 		go r.Run(ctx)
 	}

@@ -283,3 +283,60 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 		}
 	}
 }
+
+// TestEvalCommand: custody eval exits 0 on the honest simulator and 1 on
+// the faults that serve another snapshot under the route (snapshot-drift,
+// with the moved alias accepted, and model-lie, which no single-response
+// check sees); usage errors exit 2; a bad suite file refuses serve at
+// start, naming its key, file and line.
+func TestEvalCommand(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "support.jsonl")
+	if err := os.WriteFile(suite, []byte(evalSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := func(fault string) string {
+		return writeConfig(t, dir, `
+tenants: [{id: acme, api_keys: [sk-acme]}]
+providers: [{name: up, kind: sim, sim: {models: [sim-1-0827], faults: [`+fault+`]}}]
+models:
+  - {name: sim-1, context_window: 32768, routes: [{provider: up, model: sim-1-0827, accept: [sim-1-0827, sim-1-0901]}]}
+evals: [{name: support, file: "`+suite+`", rate: 20}]
+`)
+	}
+	for _, tc := range []struct {
+		fault string
+		code  int
+	}{{"", 0}, {"snapshot-drift", 1}, {"model-lie", 1}} {
+		code, out, errOut := runCmd(t, dir, "eval", "--config", config(tc.fault), "--suite", "support")
+		if code != tc.code || !strings.Contains(out, "SUITE") {
+			t.Errorf("fault %q: exit %d, want %d\n%s\n%s", tc.fault, code, tc.code, out, errOut)
+		}
+		if tc.code == 1 && !strings.Contains(out, "case codes-in-order failed") {
+			t.Errorf("fault %q: the table does not name the failing case:\n%s", tc.fault, out)
+		}
+	}
+	cfg := config("")
+	if code, _, errOut := runCmd(t, dir, "eval", "--config", cfg, "--suite", "nope"); code != 2 || !strings.Contains(errOut, "suites: support") {
+		t.Errorf("unknown suite: %d %s", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, dir, "eval", "--config", cfg, "--route", "nope/none"); code != 2 || !strings.Contains(errOut, "sim-1/up") {
+		t.Errorf("unknown route: %d %s", code, errOut)
+	}
+	noEvals := writeConfig(t, dir, `
+tenants: [{id: acme, api_keys: [sk-acme]}]
+providers: [{name: up, kind: sim}]
+models: [{name: sim-1, context_window: 32768, routes: [{provider: up}]}]
+`)
+	if code, _, errOut := runCmd(t, dir, "eval", "--config", noEvals); code != 1 || !strings.Contains(errOut, "no evals") {
+		t.Errorf("no evals: %d %s", code, errOut)
+	}
+
+	if err := os.WriteFile(suite, []byte(evalSuite+`{"id": "bad", "prompt": "p", "assert": {"contians": "x"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd(t, dir, "serve", "--config", config(""), "--listen", "127.0.0.1:0")
+	if want := "evals[0].file: bad evaluation suite:\n" + suite + `:3: case bad: assert: unknown member "contians"`; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("a bad suite: exit %d, want 1 and %q in\n%s", code, want, errOut)
+	}
+}
