@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/eval"
@@ -34,7 +35,23 @@ evals: [{name: s, file: unused.jsonl}]
 // nothing keeps the route; a path change re-runs the suite through the
 // gateway's own pipeline as custody:eval.
 func TestRequireEvals(t *testing.T) {
+	// Without a runner no suite has passed: the policies that require one
+	// fail closed.
+	bare := newHarness(t, evalsConfig)
+	if resp, body := bare.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false), "Custody-Use-Case", "locked"); resp.StatusCode != 503 || errCode(t, body) != "route_quarantined" {
+		t.Errorf("no runner: %d %s", resp.StatusCode, body)
+	}
+
 	h := newHarness(t, evalsConfig)
+	cases, err := eval.Parse("s.jsonl", []byte(`{"id": "recall", "prompt": "remember this", "assert": {"not_contains": "cannot"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := eval.New(context.Background(), eval.Config{Suites: []*eval.Suite{{Name: "s", Cases: cases, Threshold: 1, Rate: 100}}, Routes: h.gw.EvalRoutes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.gw.SetEvals(runner) // before serving, as serve does
 	ask := func(useCase string) (*http.Response, string) {
 		return h.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false), "Custody-Use-Case", useCase)
 	}
@@ -48,15 +65,6 @@ func TestRequireEvals(t *testing.T) {
 		t.Errorf("a policy without require_evals: %d %s", resp.StatusCode, body)
 	}
 
-	cases, err := eval.Parse("s.jsonl", []byte(`{"id": "recall", "prompt": "remember this", "assert": {"not_contains": "cannot"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := eval.New(context.Background(), eval.Config{Suites: []*eval.Suite{{Name: "s", Cases: cases, Threshold: 1, Rate: 100}}, Routes: h.gw.EvalRoutes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.gw.SetEvals(runner)
 	reps, err := runner.RunOnce(context.Background(), eval.RunOptions{})
 	if err != nil || len(reps) != 2 || !eval.AllOK(reps) {
 		t.Fatalf("runs on the honest routes: %+v %v", reps, err)
@@ -80,6 +88,15 @@ func TestRequireEvals(t *testing.T) {
 	}
 	if resp, _ := ask(""); resp.StatusCode != 200 {
 		t.Fatalf("the first request on the new path: %d", resp.StatusCode)
+	}
+	// The trigger runs in its own goroutine: wait for its run to finish.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if rep := runner.Last(); len(rep) == 2 && rep[0].Trigger == eval.TriggerPathChange {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no re-run after the path change: %+v", runner.Last())
+		}
 	}
 	runner.Wait()
 	if runner.Passed("s", "big", 0) || !runner.Passed("s", "big", 1) {
