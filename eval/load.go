@@ -19,7 +19,7 @@ import (
 // Limits of a suite file: a run is one ledger leaf, which names every
 // case, and a suite is meant to be small (every run is billed).
 const (
-	MaxCases    = 400
+	MaxCases    = 256
 	maxLineSize = 1 << 20
 	maxIDLen    = 64
 	maxErrors   = 20 // reported at once; the rest are counted

@@ -89,7 +89,7 @@ func TestParseRefusesBadLines(t *testing.T) {
 	for i := range MaxCases + 1 {
 		many.WriteString(`{"id": "c` + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + strconv.Itoa(i) + `", "prompt": "p", "assert": {"contains": "x"}}` + "\n")
 	}
-	if _, err := Parse("m.jsonl", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "at most 400") {
+	if _, err := Parse("m.jsonl", []byte(many.String())); err == nil || !strings.Contains(err.Error(), "at most 256") {
 		t.Errorf("too many cases: %v", err)
 	}
 }

@@ -2,14 +2,17 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/verify"
 )
 
 const evalsConfig = `
@@ -138,3 +141,26 @@ func TestRequireEvals(t *testing.T) {
 		t.Errorf("a tenant read the evals: %s", body)
 	}
 }
+
+// TestEvalLeafOfTheLargestSuite: a run of a suite at eval.MaxCases, every
+// case failing with the longest code and id, still fits one leaf.
+func TestEvalLeafOfTheLargestSuite(t *testing.T) {
+	h := newHarness(t, evalsConfig)
+	rep := eval.Report{Suite: strings.Repeat("s", 64), SuiteDigest: strings.Repeat("f", 64), Route: "big/primary", Model: "big",
+		Path: eval.Path{Provider: "primary", Model: strings.Repeat("m", 64), Fingerprint: strings.Repeat("f", 64)}, Total: eval.MaxCases}
+	for i := range eval.MaxCases {
+		id := fmt.Sprintf("%064d", i)
+		rep.Cases = append(rep.Cases, eval.CaseResult{ID: id, Code: string(custody.CodeCrossRequestContamination), Digest: strings.Repeat("d", 32)})
+		rep.Regressions = append(rep.Regressions, id)
+	}
+	if _, err := h.gw.RecordEval(context.Background(), rep); err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := verify.EncodeLeaf(ptr(h.rec.last(t)))
+	if err != nil {
+		t.Fatalf("the leaf of a %d-case run: %v", eval.MaxCases, err)
+	}
+	t.Logf("%d cases: a leaf of %d bytes (limit %d)", eval.MaxCases, len(leaf), verify.MaxLeafSize)
+}
+
+func ptr[T any](v T) *T { return &v }
