@@ -75,7 +75,11 @@ type Report struct {
 	Total       int           `json:"total"`
 	Ratio       float64       `json:"ratio"`
 	Threshold   float64       `json:"threshold"`
-	OK          bool          `json:"ok"` // Ratio reached Threshold
+	OK          bool          `json:"ok"` // Ratio reached Threshold, on one path
+	// PathMoved: the run's answers came from more than one path (the
+	// route moved while it ran). Such a run does not pass, whatever its
+	// ratio, and is followed by another on the new path.
+	PathMoved bool `json:"path_moved"`
 	// The cost of the run, as the upstream reported it.
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -140,6 +144,9 @@ func PrintTable(w io.Writer, reps []Report) error {
 	}
 	var b strings.Builder
 	for _, r := range reps {
+		if r.PathMoved {
+			fmt.Fprintf(&b, "  %s %s: the path moved during the run (it does not count; the suite runs again on the new path)\n", r.Suite, r.Route)
+		}
 		for _, c := range r.Cases {
 			if !c.Pass {
 				fmt.Fprintf(&b, "  %s %s: case %s failed: %s\n", r.Suite, r.Route, c.ID, c.Reason)

@@ -331,6 +331,9 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 		rep.PromptTokens += a.Prompt
 		rep.CompletionTokens += a.Completion
 		if a.Model != "" {
+			if seen := rep.Path.Model != ""; seen && (rep.Path.Model != a.Model || rep.Path.Fingerprint != a.Fingerprint) {
+				rep.PathMoved = true
+			}
 			rep.Path.Model, rep.Path.Fingerprint = a.Model, a.Fingerprint
 		}
 	}
@@ -344,7 +347,7 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	if rep.Total > 0 {
 		rep.Ratio = float64(rep.Passed) / float64(rep.Total)
 	}
-	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9
+	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9 && !rep.PathMoved
 	r.compare(rep, pin)
 
 	r.mu.Lock()
@@ -355,6 +358,11 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 		r.publish(passKey{s.Name, j.rt.Model, j.rt.Index}, rep.OK)
 	}
 	r.mu.Unlock()
+	if rep.PathMoved {
+		// Its own traffic met the new path first, so no client request
+		// will trigger on it: run again, on the new path only.
+		r.triggerJob(j, TriggerPathChange)
+	}
 	if r.cfg.OnRun != nil {
 		id := r.cfg.OnRun(*rep)
 		r.mu.Lock()

@@ -287,3 +287,25 @@ func TestInterval(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestPathMovedDuringARun: a run whose answers come from two paths does
+// not pass the route, whatever its ratio, and a run on the new path
+// follows by itself.
+func TestPathMovedDuringARun(t *testing.T) {
+	tg := &fakeTarget{name: "m/p"}
+	tg.set("m-0827", echo)
+	tg.before = func(n int64) {
+		if n == 2 {
+			tg.set("m-0901", echo)
+		}
+	}
+	r := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}}})
+	reps, _ := r.RunOnce(t.Context(), RunOptions{})
+	if rep := reps[0]; rep.OK || !rep.PathMoved || rep.Passed != 3 || rep.Path.Model != "m-0901" {
+		t.Fatalf("a run across two paths: %+v", rep)
+	}
+	r.Wait()
+	if last := r.Last()[0]; !last.OK || last.PathMoved || last.Trigger != TriggerPathChange || !r.Passed("support", "m", 0) {
+		t.Errorf("the run after it: %+v, passed %v", last, r.Passed("support", "m", 0))
+	}
+}

@@ -154,6 +154,9 @@ func evalDetail(rep eval.Report) string {
 	}
 	d := fmt.Sprintf("suite=%s sha256=%s passed=%d/%d threshold=%.2f trigger=%s baseline=%s regressed=%d",
 		rep.Suite, rep.SuiteDigest, rep.Passed, rep.Total, rep.Threshold, rep.Trigger, base, len(rep.Regressions))
+	if rep.PathMoved {
+		d += " path_moved=true"
+	}
 	if f := rep.Failing(); len(f) > 0 {
 		if len(f) > 20 {
 			f = append(f[:20:20], "…")
