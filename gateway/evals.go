@@ -11,7 +11,6 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/eval"
-	"github.com/custody-gateway/custody/index"
 )
 
 // EndpointEval is the leaf endpoint of an evaluation run: one leaf a run
@@ -164,17 +163,6 @@ func evalDetail(rep eval.Report) string {
 		d += " failing=" + strings.Join(f, ",")
 	}
 	return d
-}
-
-// evalEvent is the timeline event of an eval leaf.
-func evalEvent(base index.Event, tx *custody.Transaction) index.Event {
-	e := base
-	e.Type = index.EventEval
-	e.Detail = tx.Decision
-	if len(tx.Outcomes) > 0 {
-		e.Detail = tx.Decision + " " + tx.Outcomes[0].Detail + " path=" + tx.Provider + "|" + tx.ResponseModel + "|" + tx.Fingerprint
-	}
-	return e
 }
 
 // evalStatus answers GET /v1/custody/evals (admin): for every route, the

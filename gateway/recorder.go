@@ -325,8 +325,11 @@ func eventsOf(recs []index.Record) []index.Event {
 			e.Type, e.Detail = "canary", "reenrolled by an admin"
 			evs = append(evs, e)
 		}
-		if tx.Endpoint == EndpointEval {
-			evs = append(evs, evalEvent(base, tx))
+		if tx.Endpoint == EndpointEval && len(tx.Outcomes) > 0 { // evals.go: the run's outcome comes first
+			e := base
+			e.Type = index.EventEval
+			e.Detail = tx.Decision + " " + tx.Outcomes[0].Detail + " path=" + tx.Provider + "|" + tx.ResponseModel + "|" + tx.Fingerprint
+			evs = append(evs, e)
 		}
 		if tx.PathChange {
 			e := base
