@@ -348,6 +348,12 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 		rep.Ratio = float64(rep.Passed) / float64(rep.Total)
 	}
 	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9 && !rep.PathMoved
+	if ctx.Err() != nil {
+		// Stopped (a reload, a shutdown): an unfinished run says nothing
+		// about the route and leaves no evidence; its cases are not failures.
+		rep.OK = false
+		return rep
+	}
 	r.compare(rep, pin)
 
 	r.mu.Lock()

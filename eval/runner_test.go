@@ -309,3 +309,23 @@ func TestPathMovedDuringARun(t *testing.T) {
 		t.Errorf("the run after it: %+v, passed %v", last, r.Passed("support", "m", 0))
 	}
 }
+
+// TestStoppedRunLeavesNothing: a run cut short by its context (a reload,
+// a shutdown) is not recorded and does not change the pass state.
+func TestStoppedRunLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	tg := &fakeTarget{name: "m/p"}
+	tg.set("m", echo)
+	tg.before = func(n int64) {
+		if n == 2 {
+			cancel()
+		}
+	}
+	var runs atomic.Int64
+	r := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}},
+		OnRun: func(Report) string { runs.Add(1); return "" }})
+	reps, _ := r.RunOnce(ctx, RunOptions{})
+	if reps[0].OK || runs.Load() != 0 || len(r.Last()) != 0 || r.Passed("support", "m", 0) {
+		t.Errorf("a stopped run: %+v, %d recorded, %d last", reps[0], runs.Load(), len(r.Last()))
+	}
+}
