@@ -98,13 +98,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // A reload stops the previous runner; the suites and routes it leaves
 // unchanged keep their pass state. custody eval runs on demand only.
 func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
+	suites, err := eval.Suites(cfg.Evals)
+	if err != nil {
+		// A refused reload: the runner in force goes on.
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
 	if a.stopEvals != nil {
 		a.stopEvals()
 		a.stopEvals = nil
-	}
-	suites, err := eval.Suites(cfg.Evals)
-	if err != nil {
-		return fmt.Errorf("bad configuration:\n%w", err)
+		a.evalRunner.Wait() // its state is final before the new runner takes it over
 	}
 	dir := a.evalDir
 	if dir == "" {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -339,4 +340,56 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: up}]}]
 	if want := "evals[0].file: bad evaluation suite:\n" + suite + `:3: case bad: assert: unknown member "contians"`; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("a bad suite: exit %d, want 1 and %q in\n%s", code, want, errOut)
 	}
+}
+
+// TestEvalReload: a SIGHUP that leaves a suite and its routes as they were
+// keeps their pass state, so that the policy requiring the suite serves
+// across the reload without a gap; a reload with a bad suite line is
+// refused and the old config stays.
+func TestEvalReload(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "support.jsonl")
+	if err := os.WriteFile(suite, []byte(evalSuite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const body = `
+admin_keys: [adm-test]
+tenants: [{id: acme, api_keys: [sk-acme], policy: locked}]
+providers: [{name: up, kind: sim, sim: {models: [sim-1-0827]}}]
+models:
+  - {name: sim-1, context_window: 32768, routes: [{provider: up, model: sim-1-0827}]}
+policies:
+  - {name: locked, fallback: deny, require_evals: [support]}
+evals: [{name: support, file: "SUITE", rate: 20, interval: 300ms}]
+`
+	cfg := writeConfig(t, dir, strings.Replace(body, "SUITE", suite, 1))
+	s := startServe(t, dir, "--config", cfg)
+	waitFor(t, 30*time.Second, func() bool { ok, _ := routeEval(t, s, "sim-1/up"); return ok }, "the start-up run")
+	reloads := 0
+	hup := func() {
+		reloads++
+		s.cmd.Process.Signal(syscall.SIGHUP)
+		waitFor(t, 20*time.Second, func() bool { return strings.Count(s.stderr.String(), `"msg":"config reload`) >= reloads }, "the reload")
+	}
+	// A new tenant, the same suite and route.
+	os.WriteFile(cfg, []byte(strings.Replace(body, "SUITE", suite, 1)+"\n# reloaded\n"), 0o600)
+	hup()
+	if resp, b := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody("sim-1", "hello", false)); resp.StatusCode != 200 {
+		t.Errorf("right after the reload: %d %s", resp.StatusCode, b)
+	}
+	if !strings.Contains(s.stderr.String(), "config reloaded") || strings.Count(s.stderr.String(), `"trigger":"start"`) != 1 {
+		t.Errorf("the unchanged suite ran again at the reload:\n%s", s.stderr)
+	}
+	os.WriteFile(suite, []byte(`{"id": "x", "prompt": "p"}`+"\n"), 0o600)
+	hup()
+	if !strings.Contains(s.stderr.String(), "config reload refused") || !strings.Contains(s.stderr.String(), "support.jsonl:1: case x: assert is required") {
+		t.Errorf("a bad suite was not refused on reload:\n%s", s.stderr)
+	}
+	if resp, _ := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody("sim-1", "hello", false)); resp.StatusCode != 200 {
+		t.Errorf("after a refused reload: %d", resp.StatusCode)
+	}
+	// The runner in force goes on after the refused reload: its schedule
+	// still runs (a stopped runner would leave the pass state frozen).
+	runs := strings.Count(s.stderr.String(), `"msg":"eval"`)
+	waitFor(t, 10*time.Second, func() bool { return strings.Count(s.stderr.String(), `"msg":"eval"`) > runs+1 }, "scheduled runs after the refused reload")
 }
