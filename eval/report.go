@@ -15,7 +15,8 @@ const (
 	TriggerStart      Trigger = "start"       // serve started, or the config was reloaded
 	TriggerPathChange Trigger = "path_change" // a covered route served from a new tuple
 	TriggerInterval   Trigger = "interval"    // the suite's schedule
-	TriggerDemand     Trigger = "demand"      // custody eval
+	TriggerDemand     Trigger = "demand"      // custody eval, or the admin API
+	TriggerRetry      Trigger = "retry"       // a failed run, again after a backoff
 )
 
 // Path is the execution path a run saw: the provider and what the

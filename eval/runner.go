@@ -53,6 +53,14 @@ type Config struct {
 	OnRun func(Report) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// RetryMin and RetryMax bound the backoff of re-runs of a failed
+	// suite on a route while Run is running: a route whose path is not
+	// seen to change (it went back to a path already known, say) becomes
+	// eligible again without an operator. The first retry comes RetryMin
+	// after the failure, each next one twice as late, at most RetryMax (or
+	// the suite's interval, if shorter). 0 means 1 minute and 1 hour;
+	// negative RetryMin means no retries.
+	RetryMin, RetryMax time.Duration
 	// Previous is the runner this one replaces (a config reload): each
 	// suite on a route that both have, unchanged (same file digest and
 	// threshold, same route), keeps its pass state and latest report and
@@ -79,7 +87,9 @@ type job struct {
 	runMu sync.Mutex // held for a whole run
 
 	tmu       sync.Mutex
-	triggered bool // a triggered run waits to start; guarded by tmu
+	triggered bool        // a triggered run waits to start; guarded by tmu
+	retry     *time.Timer // the pending retry of a failed run; guarded by tmu
+	fails     int         // failed runs in a row; guarded by tmu
 
 	gen  atomic.Uint64 // bumped by every path change: a run older than it cannot pass the route
 	last *Report       // guarded by Runner.mu
@@ -95,11 +105,12 @@ func (j *job) same(o *job) bool {
 
 // Runner runs suites and keeps which routes' current paths passed them.
 type Runner struct {
-	cfg  Config
-	ctx  context.Context // bounds triggered runs
-	key  []byte
-	jobs []*job
-	wg   sync.WaitGroup
+	cfg     Config
+	ctx     context.Context // bounds triggered runs
+	key     []byte
+	jobs    []*job
+	wg      sync.WaitGroup
+	retries atomic.Bool // Run is running: failed runs are retried
 
 	// passed is replaced, never mutated: Passed reads it without a lock
 	// on the request path.
@@ -116,6 +127,12 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.RetryMin == 0 {
+		cfg.RetryMin = time.Minute
+	}
+	if cfg.RetryMax == 0 {
+		cfg.RetryMax = time.Hour
 	}
 	key, err := digestKey(cfg.Dir)
 	if err != nil {
@@ -216,8 +233,13 @@ func (r *Runner) Wait() { r.wg.Wait() }
 
 // Run runs every suite on every route it covers at once (a route is
 // ineligible for require_evals until then), then each suite on its
-// interval (± 10%), until ctx ends.
+// interval (± 10%) and each failed run again after a backoff (RetryMin),
+// until ctx ends.
 func (r *Runner) Run(ctx context.Context) {
+	if r.cfg.RetryMin > 0 {
+		r.retries.Store(true)
+		defer r.retries.Store(false)
+	}
 	var wg sync.WaitGroup
 	for _, j := range r.jobs {
 		if !j.kept {
@@ -241,6 +263,7 @@ func (r *Runner) Run(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+	<-ctx.Done() // retries are armed until then
 }
 
 // RunOptions select what RunOnce runs.
@@ -253,8 +276,12 @@ type RunOptions struct {
 }
 
 // RunOnce runs the selected suites on the routes they cover, routes in
-// parallel, and returns the reports in suite, then route order.
+// parallel, and returns the reports in suite, then route order. The runs
+// end when ctx or the Runner's own context does.
 func (r *Runner) RunOnce(ctx context.Context, o RunOptions) ([]Report, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(r.ctx, cancel)()
 	var sel []*job
 	for _, j := range r.jobs {
 		if (o.Suite == "" || j.suite.Name == o.Suite) && (o.Route == "" || j.rt.Target.Name() == o.Route) {
@@ -368,6 +395,8 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 		// Its own traffic met the new path first, so no client request
 		// will trigger on it: run again, on the new path only.
 		r.triggerJob(j, TriggerPathChange)
+	} else {
+		r.scheduleRetry(j, rep.OK)
 	}
 	if r.cfg.OnRun != nil {
 		id := r.cfg.OnRun(*rep)
@@ -379,6 +408,37 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	defer r.mu.Unlock()
 	cp := *rep
 	return &cp
+}
+
+// scheduleRetry arms the retry of a failed run (with backoff) or, after a
+// passing one, disarms it.
+func (r *Runner) scheduleRetry(j *job, ok bool) {
+	j.tmu.Lock()
+	defer j.tmu.Unlock()
+	if j.retry != nil {
+		j.retry.Stop()
+		j.retry = nil
+	}
+	if ok {
+		j.fails = 0
+		return
+	}
+	j.fails++
+	if !r.retries.Load() {
+		return
+	}
+	wait := r.cfg.RetryMax
+	if iv := j.suite.Interval; iv > 0 && iv < wait {
+		wait = iv
+	}
+	if n := j.fails - 1; n < 32 && r.cfg.RetryMin<<n < wait && r.cfg.RetryMin<<n > 0 {
+		wait = r.cfg.RetryMin << n
+	}
+	j.retry = time.AfterFunc(wait, func() {
+		if r.ctx.Err() == nil && r.retries.Load() {
+			r.triggerJob(j, TriggerRetry)
+		}
+	})
 }
 
 func (r *Runner) runCase(ctx context.Context, t Target, s *Suite, c *Case) (CaseResult, answer) {

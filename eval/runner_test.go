@@ -329,3 +329,49 @@ func TestStoppedRunLeavesNothing(t *testing.T) {
 		t.Errorf("a stopped run: %+v, %d recorded, %d last", reps[0], runs.Load(), len(r.Last()))
 	}
 }
+
+// TestRetryAfterFailure: under Run, a failed suite runs again after a
+// backoff until it passes, so that a route that returned to a known path
+// (no path change to trigger on) becomes eligible again by itself.
+func TestRetryAfterFailure(t *testing.T) {
+	tg := &fakeTarget{name: "m/p"}
+	tg.set("m", shout)
+	var mu sync.Mutex
+	var times []time.Time
+	var triggers []Trigger
+	r := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}},
+		RetryMin: 20 * time.Millisecond, RetryMax: time.Second,
+		OnRun: func(rep Report) string {
+			mu.Lock()
+			defer mu.Unlock()
+			times, triggers = append(times, time.Now()), append(triggers, rep.Trigger)
+			if len(times) == 3 {
+				tg.set("m", echo) // the upstream comes back
+			}
+			return ""
+		}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.Run(ctx)
+	waitUntil(t, func() bool { return r.Passed("support", "m", 0) })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(triggers) != 4 || triggers[0] != TriggerStart || triggers[1] != TriggerRetry || triggers[3] != TriggerRetry {
+		t.Fatalf("runs: %v", triggers)
+	}
+	if first, second := times[1].Sub(times[0]), times[2].Sub(times[1]); first < 20*time.Millisecond || second < 40*time.Millisecond {
+		t.Errorf("retries after %s and %s, want at least 20ms and 40ms", first, second)
+	}
+	if len(r.Last()) != 1 || !r.Last()[0].OK {
+		t.Errorf("last: %+v", r.Last())
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}

@@ -3,7 +3,10 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -163,6 +166,46 @@ func evalDetail(rep eval.Report) string {
 		d += " failing=" + strings.Join(f, ",")
 	}
 	return d
+}
+
+// mountEvals adds the evals' admin API.
+func (g *Gateway) mountEvals(mux *http.ServeMux) {
+	mux.Handle("/v1/custody/evals", g.only(http.MethodGet, g.handle(g.evalStatus)))
+	mux.Handle("/v1/custody/evals/run", g.only(http.MethodPost, g.handle(g.evalRun)))
+}
+
+// evalRun answers POST /v1/custody/evals/run {"suite": NAME?, "route":
+// "MODEL/PROVIDER"?} (admin): the selected suites run now, inside serve
+// (their pass state, leaves and events are serve's), and the reports are
+// the answer. After an upstream was put back on a path already known, no
+// path change triggers a run: this is the operator's way to re-qualify
+// the route at once. The run goes on if the caller leaves.
+func (g *Gateway) evalRun(w http.ResponseWriter, r *http.Request) error {
+	if err := g.keys.admin(r); err != nil {
+		return err
+	}
+	var req struct {
+		Suite string `json:"suite"`
+		Route string `json:"route"`
+		Pin   bool   `json:"pin"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			return &custody.Error{Code: custody.CodeInvalidRequest, Message: `send {"suite": "NAME", "route": "MODEL/PROVIDER", "pin": false}, each optional`}
+		}
+	}
+	if g.evals == nil {
+		return custody.Errorf(custody.CodeNotFound, "no evaluation suites are configured")
+	}
+	reps, err := g.evals.RunOnce(context.WithoutCancel(r.Context()), eval.RunOptions{Suite: req.Suite, Route: req.Route, Pin: req.Pin})
+	if errors.Is(err, eval.ErrNoMatch) {
+		return custody.Errorf(custody.CodeNotFound, "no suite %q covers route %q", req.Suite, req.Route)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]any{"object": "list", "data": reps})
 }
 
 // evalStatus answers GET /v1/custody/evals (admin): for every route, the

@@ -264,7 +264,7 @@ func New(o Options) (*Gateway, error) {
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
 	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
-	mux.Handle("/v1/custody/evals", g.only(http.MethodGet, g.handle(g.evalStatus)))
+	g.mountEvals(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))

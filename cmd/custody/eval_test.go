@@ -244,6 +244,24 @@ func TestEvalSuiteFollowsThePath(t *testing.T) {
 		!strings.Contains(out, "support sim-1/up: case codes-in-order failed: regex does not match") {
 		t.Errorf("custody eval on the drifted upstream: exit %d\n%s\n%s", code, out, errOut)
 	}
+
+	// The upstream is put back on the honest snapshot: a path already
+	// known, so nothing triggers; the operator re-qualifies the route
+	// through the admin API, and the locked policy is served again.
+	up.to(t, honest)
+	if resp, body := post(t, s.URL+"/v1/custody/evals/run", "sk-acme", `{"route":"sim-1/up"}`); resp.StatusCode != 403 {
+		t.Errorf("a tenant ran the suites: %d %s", resp.StatusCode, body)
+	}
+	resp, body := post(t, s.URL+"/v1/custody/evals/run", "adm-test", `{"route":"sim-1/up"}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"trigger":"demand"`) || !strings.Contains(body, `"ok":true`) {
+		t.Fatalf("POST /v1/custody/evals/run: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := ask("locked"); resp.StatusCode != 200 || resp.Header.Get("Custody-Provider") != "up" {
+		t.Errorf("locked policy after re-qualification: %d %.200s", resp.StatusCode, body)
+	}
+	if resp, body := post(t, s.URL+"/v1/custody/evals/run", "adm-test", `{"suite":"nope"}`); resp.StatusCode != 404 || outcome(404, body) != "not_found" {
+		t.Errorf("unknown suite: %d %s", resp.StatusCode, body)
+	}
 	s.stop()
 	// No case or answer text anywhere at rest.
 	filepath.Walk(filepath.Join(dir, "custody-data"), func(p string, info os.FileInfo, err error) error {
