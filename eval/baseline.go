@@ -133,3 +133,74 @@ func outcomeDigest(key []byte, suiteDigest, id string, pass bool, a answer) stri
 	}
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
+
+// compare sets the report's baseline, regressions and changed cases, and
+// records a new baseline when pinned or when none exists for this suite
+// version and the run passed.
+func (r *Runner) compare(rep *Report, pin bool) {
+	var bl *baseline
+	if r.cfg.Dir != "" {
+		var err error
+		if bl, err = loadBaseline(r.cfg.Dir, rep.Suite, rep.Route); err != nil {
+			bl = nil // unreadable: as if none; a passing run replaces it
+		}
+	}
+	if bl != nil && bl.SuiteDigest != rep.SuiteDigest {
+		bl = nil // the suite changed since: its outcomes do not compare
+	}
+	if bl == nil {
+		if mem := r.memBaseline(rep); mem != nil && mem.SuiteDigest == rep.SuiteDigest {
+			bl = mem
+		}
+	}
+	if bl != nil && !pin {
+		rep.Baseline = &BaselineRef{Time: bl.Time, Path: bl.Path, Pinned: bl.Pinned}
+		was := map[string]baselineCase{}
+		for _, c := range bl.Cases {
+			was[c.ID] = c
+		}
+		for _, c := range rep.Cases {
+			b, ok := was[c.ID]
+			switch {
+			case !ok:
+			case b.Pass && !c.Pass:
+				rep.Regressions = append(rep.Regressions, c.ID)
+				rep.Changed = append(rep.Changed, c.ID)
+			case b.Digest != c.Digest:
+				rep.Changed = append(rep.Changed, c.ID)
+			}
+		}
+		return
+	}
+	if !pin && !rep.OK {
+		return
+	}
+	nb := &baseline{Suite: rep.Suite, SuiteDigest: rep.SuiteDigest, Route: rep.Route, Path: rep.Path, Time: rep.Time, Pinned: pin}
+	for _, c := range rep.Cases {
+		nb.Cases = append(nb.Cases, baselineCase{ID: c.ID, Pass: c.Pass, Digest: c.Digest})
+	}
+	rep.Baseline = &BaselineRef{Time: nb.Time, Path: nb.Path, Pinned: pin, Recorded: true}
+	if r.cfg.Dir != "" {
+		if err := saveBaseline(r.cfg.Dir, nb); err == nil {
+			return
+		}
+	}
+	r.setMemBaseline(nb)
+}
+
+// memBaseline is the baseline kept in memory, for a Runner without Dir
+// (or whose Dir cannot be written).
+func (r *Runner) memBaseline(rep *Report) *baseline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mem[rep.Suite+"\x00"+rep.Route]
+}
+
+func (r *Runner) setMemBaseline(b *baseline) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		r.mem = map[string]*baseline{}
+	}
+	r.mem[b.Suite+"\x00"+b.Route] = b
+}

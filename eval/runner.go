@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,80 +191,6 @@ func (r *Runner) publish(k passKey, ok bool) {
 	r.passed.Store(&m)
 }
 
-// Trigger is a path change on the route: every suite covering it stops
-// counting as passed at once, and runs again in the background. Triggers
-// coalesce as canary triggers do.
-func (r *Runner) Trigger(model string, index int) {
-	for _, j := range r.jobs {
-		if j.rt.Model != model || j.rt.Index != index {
-			continue
-		}
-		j.gen.Add(1)
-		r.mu.Lock()
-		r.publish(passKey{j.suite.Name, model, index}, false)
-		r.mu.Unlock()
-		r.triggerJob(j, TriggerPathChange)
-	}
-}
-
-func (r *Runner) triggerJob(j *job, why Trigger) {
-	j.tmu.Lock()
-	if j.triggered {
-		j.tmu.Unlock()
-		return
-	}
-	j.triggered = true
-	j.tmu.Unlock()
-	r.wg.Go(func() {
-		j.runMu.Lock()
-		defer j.runMu.Unlock()
-		j.tmu.Lock()
-		j.triggered = false
-		j.tmu.Unlock()
-		if r.ctx.Err() == nil {
-			r.runLocked(r.ctx, j, why, false)
-		}
-	})
-}
-
-// Wait waits for triggered runs in flight.
-func (r *Runner) Wait() { r.wg.Wait() }
-
-// Run runs every suite on every route it covers at once (a route is
-// ineligible for require_evals until then), then each suite on its
-// interval (± 10%) and each failed run again after a backoff (RetryMin),
-// until ctx ends.
-func (r *Runner) Run(ctx context.Context) {
-	if r.cfg.RetryMin > 0 {
-		r.retries.Store(true)
-		defer r.retries.Store(false)
-	}
-	var wg sync.WaitGroup
-	for _, j := range r.jobs {
-		if !j.kept {
-			r.triggerJob(j, TriggerStart)
-		}
-		if j.suite.Interval <= 0 {
-			continue
-		}
-		wg.Go(func() {
-			for {
-				wait := time.Duration(float64(j.suite.Interval) * (0.9 + 0.2*rand.Float64()))
-				t := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-				r.triggerJob(j, TriggerInterval)
-			}
-		})
-	}
-	wg.Wait()
-	<-ctx.Done() // retries are armed until then
-}
-
 // RunOptions select what RunOnce runs.
 type RunOptions struct {
 	Suite string // "" every suite
@@ -410,37 +335,6 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	return &cp
 }
 
-// scheduleRetry arms the retry of a failed run (with backoff) or, after a
-// passing one, disarms it.
-func (r *Runner) scheduleRetry(j *job, ok bool) {
-	j.tmu.Lock()
-	defer j.tmu.Unlock()
-	if j.retry != nil {
-		j.retry.Stop()
-		j.retry = nil
-	}
-	if ok {
-		j.fails = 0
-		return
-	}
-	j.fails++
-	if !r.retries.Load() {
-		return
-	}
-	wait := r.cfg.RetryMax
-	if iv := j.suite.Interval; iv > 0 && iv < wait {
-		wait = iv
-	}
-	if n := j.fails - 1; n < 32 && r.cfg.RetryMin<<n < wait && r.cfg.RetryMin<<n > 0 {
-		wait = r.cfg.RetryMin << n
-	}
-	j.retry = time.AfterFunc(wait, func() {
-		if r.ctx.Err() == nil && r.retries.Load() {
-			r.triggerJob(j, TriggerRetry)
-		}
-	})
-}
-
 func (r *Runner) runCase(ctx context.Context, t Target, s *Suite, c *Case) (CaseResult, answer) {
 	cr := CaseResult{ID: c.ID}
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -471,77 +365,6 @@ func (r *Runner) runCase(ctx context.Context, t Target, s *Suite, c *Case) (Case
 	}
 	cr.Digest = outcomeDigest(r.key, hex.EncodeToString(s.Digest[:]), c.ID, cr.Pass, a)
 	return cr, a
-}
-
-// compare sets the report's baseline, regressions and changed cases, and
-// records a new baseline when pinned or when none exists for this suite
-// version and the run passed.
-func (r *Runner) compare(rep *Report, pin bool) {
-	var bl *baseline
-	if r.cfg.Dir != "" {
-		var err error
-		if bl, err = loadBaseline(r.cfg.Dir, rep.Suite, rep.Route); err != nil {
-			bl = nil // unreadable: as if none; a passing run replaces it
-		}
-	}
-	if bl != nil && bl.SuiteDigest != rep.SuiteDigest {
-		bl = nil // the suite changed since: its outcomes do not compare
-	}
-	if bl == nil {
-		if mem := r.memBaseline(rep); mem != nil && mem.SuiteDigest == rep.SuiteDigest {
-			bl = mem
-		}
-	}
-	if bl != nil && !pin {
-		rep.Baseline = &BaselineRef{Time: bl.Time, Path: bl.Path, Pinned: bl.Pinned}
-		was := map[string]baselineCase{}
-		for _, c := range bl.Cases {
-			was[c.ID] = c
-		}
-		for _, c := range rep.Cases {
-			b, ok := was[c.ID]
-			switch {
-			case !ok:
-			case b.Pass && !c.Pass:
-				rep.Regressions = append(rep.Regressions, c.ID)
-				rep.Changed = append(rep.Changed, c.ID)
-			case b.Digest != c.Digest:
-				rep.Changed = append(rep.Changed, c.ID)
-			}
-		}
-		return
-	}
-	if !pin && !rep.OK {
-		return
-	}
-	nb := &baseline{Suite: rep.Suite, SuiteDigest: rep.SuiteDigest, Route: rep.Route, Path: rep.Path, Time: rep.Time, Pinned: pin}
-	for _, c := range rep.Cases {
-		nb.Cases = append(nb.Cases, baselineCase{ID: c.ID, Pass: c.Pass, Digest: c.Digest})
-	}
-	rep.Baseline = &BaselineRef{Time: nb.Time, Path: nb.Path, Pinned: pin, Recorded: true}
-	if r.cfg.Dir != "" {
-		if err := saveBaseline(r.cfg.Dir, nb); err == nil {
-			return
-		}
-	}
-	r.setMemBaseline(nb)
-}
-
-// memBaseline is the baseline kept in memory, for a Runner without Dir
-// (or whose Dir cannot be written).
-func (r *Runner) memBaseline(rep *Report) *baseline {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.mem[rep.Suite+"\x00"+rep.Route]
-}
-
-func (r *Runner) setMemBaseline(b *baseline) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.mem == nil {
-		r.mem = map[string]*baseline{}
-	}
-	r.mem[b.Suite+"\x00"+b.Route] = b
 }
 
 func reasonOf(err error) string {
