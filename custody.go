@@ -89,6 +89,10 @@ func (o Outcome) HeaderValue() string {
 // re-enrollment of a route (not a proxied request).
 const EndpointReenroll = "custody.canary.reenroll"
 
+// EndpointEval is the Endpoint of the record of an evaluation run: one
+// leaf a run of a suite on a route, beside the leaves of its cases.
+const EndpointEval = "custody.eval"
+
 // Transaction is everything custody knows about one request and its
 // response, except their bytes: those are represented by salted
 // commitments. It is what the ledger leaf encodes and the index stores.

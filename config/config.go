@@ -29,6 +29,7 @@ type Config struct {
 	Models    []Model    `yaml:"models"`
 	Policies  []Policy   `yaml:"policies"`
 	Canaries  Canaries   `yaml:"canaries"`
+	Evals     []Eval     `yaml:"evals"`
 	Webhooks  []Webhook  `yaml:"webhooks"`
 	Checks    Checks     `yaml:"checks"`
 }
@@ -238,6 +239,12 @@ type Policy struct {
 	// recorded) or quarantine (the cache canary's failure takes the route
 	// out of service for this policy, as any failing probe does).
 	OnCacheShared string `yaml:"on_cache_shared"`
+	// RequireEvals names evaluation suites (evals[].name) that a route's
+	// current path must have passed for this policy to use it: until the
+	// suites pass on a new path (and on a route a suite does not cover,
+	// ever), the policy falls back past the route or refuses with 503
+	// route_quarantined naming the suite. Other policies are unaffected.
+	RequireEvals []string `yaml:"require_evals"`
 }
 
 // Webhook receives custody's events, HMAC-signed (see package notify).
@@ -245,7 +252,7 @@ type Webhook struct {
 	URL    string `yaml:"url"`
 	Secret string `yaml:"secret"`
 	// Events are the types sent: fallback, path_change, violation,
-	// canary. Empty means all.
+	// canary, eval. Empty means all.
 	Events []string `yaml:"events"`
 }
 
@@ -269,6 +276,29 @@ type Canaries struct {
 // when a path changes. A config that names neither probes nor an
 // interval sends no synthetic traffic.
 func (c *Canaries) Enabled() bool { return c.Interval > 0 || len(c.Probes) > 0 }
+
+// Eval is one evaluation suite: the team's own cases, run through
+// custody's pipeline on every path change of the routes it covers, on its
+// interval and on demand (custody eval). See package eval.
+type Eval struct {
+	Name string `yaml:"name"`
+	// File is the suite: JSONL, one case a line (package eval documents
+	// the fields). Relative paths are from custody's working directory.
+	// It is read at start and on reload; a bad line refuses the config.
+	File string `yaml:"file"`
+	// Routes the suite covers, as MODEL/PROVIDER; empty means every route
+	// of every model.
+	Routes []string `yaml:"routes"`
+	// Interval between scheduled runs; zero means only on path changes
+	// and on demand.
+	Interval time.Duration `yaml:"interval"`
+	// Threshold is the pass ratio (passing cases / cases) a run needs to
+	// pass, in [0, 1]. Default 1: every case.
+	Threshold *float64 `yaml:"threshold"`
+	// Rate bounds the suite's requests per second on one route (eval
+	// traffic is billed like any other). Default 2.
+	Rate float64 `yaml:"rate"`
+}
 
 // Checks tunes the integrity checks.
 type Checks struct {

@@ -180,9 +180,9 @@ func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) er
 	q := r.URL.Query()
 	eq := index.EventQuery{Type: q.Get("type")}
 	switch eq.Type {
-	case "", "fallback", "path_change", "violation", "canary":
+	case "", "fallback", "path_change", "violation", "canary", "eval":
 	default:
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation or canary"}
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation, canary or eval"}
 	}
 	var err error
 	if eq.Since, err = timeParam(q.Get("since"), "since"); err != nil {

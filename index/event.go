@@ -13,6 +13,7 @@ const (
 	EventPathChange = "path_change" // first sighting of a (provider, model, fingerprint)
 	EventViolation  = "violation"   // an integrity check failed or flagged
 	EventCanary     = "canary"      // a canary probe's result changed
+	EventEval       = "eval"        // an evaluation suite ran on a route
 )
 
 // Event is one entry of the timeline. Detail holds numbers, ids and model

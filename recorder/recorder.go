@@ -88,7 +88,7 @@ func New(ctx context.Context, c Config) (*Recorder, error) {
 		onRecord: c.OnRecord, onEvent: c.OnEvent,
 		queue: make(chan index.Record, queueSize), scans: make(chan struct{}, logScans), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
-	for _, id := range slices.Concat(c.TenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
+	for _, id := range slices.Concat(c.TenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal, config.EvalPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
 	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
@@ -358,6 +358,12 @@ func eventsOf(recs []index.Record) []index.Event {
 		if tx.Endpoint == custody.EndpointReenroll {
 			e := base
 			e.Type, e.Detail = index.EventCanary, "reenrolled by an admin"
+			evs = append(evs, e)
+		}
+		if tx.Endpoint == custody.EndpointEval && len(tx.Outcomes) > 0 { // evals.go: the run's outcome comes first
+			e := base
+			e.Type = index.EventEval
+			e.Detail = tx.Decision + " " + tx.Outcomes[0].Detail + " path=" + tx.Provider + "|" + tx.ResponseModel + "|" + tx.Fingerprint
 			evs = append(evs, e)
 		}
 		if tx.PathChange {

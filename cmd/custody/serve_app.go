@@ -24,6 +24,7 @@ import (
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/console"
 	"github.com/custody-gateway/custody/contamination"
+	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/postgres"
@@ -57,12 +58,21 @@ type app struct {
 	// enrollDir overrides where identity enrollments live (the canary
 	// command runs on throwaway stores but the serve's enrollments).
 	enrollDir string
-	closers   []func()
+	// Evaluation suites (eval.go): evalDir overrides where baselines live
+	// (as enrollDir); evalOnDemand runs none but custody eval's.
+	stopEvals    context.CancelFunc
+	evalRunner   *eval.Runner
+	evalDir      string
+	evalOnDemand bool
+	closers      []func()
 }
 
 func (a *app) close() {
 	if a.stopCanaries != nil {
 		a.stopCanaries()
+	}
+	if a.stopEvals != nil {
+		a.stopEvals()
 	}
 	defer func() {
 		if n := a.notifier.Load(); n != nil {
@@ -235,6 +245,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
+	if err := a.evals(cfg, gw, metrics); err != nil {
+		return nil, err
+	}
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
 	return gw, nil
 }
