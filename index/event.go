@@ -18,15 +18,16 @@ const (
 // Event is one entry of the timeline. Detail holds numbers, ids and model
 // names only, never prompt or response text.
 type Event struct {
-	ID        int64 // assigned by the index, increasing
-	Time      time.Time
-	Type      string
-	RequestID string
-	Tenant    string
-	Model     string
-	Provider  string
-	Code      custody.Code
-	Detail    string
+	ID        int64        `json:"id"` // assigned by the index, increasing
+	Time      time.Time    `json:"time"`
+	Type      string       `json:"type"`
+	RequestID string       `json:"request_id"` // "" for events of no one request (canary, path_change seen first by a probe)
+	Tenant    string       `json:"tenant"`
+	Model     string       `json:"model"`    // the client-facing model
+	Provider  string       `json:"provider"` // the provider (config name) concerned
+	Route     string       `json:"route"`    // the route label "model/provider" of canary events
+	Code      custody.Code `json:"code"`
+	Detail    string       `json:"detail"`
 }
 
 // Validate reports whether e can be stored.

@@ -42,6 +42,8 @@ type StatsRow struct {
 	Provider       string // the provider that served; "" when none did
 	ResponseModel  string // the model the upstream reported; "" when none answered
 	Verdict        custody.Verdict
-	Fallback       bool // served (status 200) by a route after the first tried
+	Code           custody.Code // the rejecting (or first flagged) code; "" for a clean record
+	Fallback       bool         // served (status 200) by a route after the first tried
+	Canary         bool         // synthetic traffic of a canary probe
 	Count          int64
 }
