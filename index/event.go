@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -36,4 +37,21 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("index: event without type: %w", custody.ErrInvalidRequest)
 	}
 	return nil
+}
+
+// CanaryEvent is the timeline's entry for a canary event of kind (a
+// canary.EventKind) on route ("model/provider"): the route in its own
+// column, the provider in its, and a detail that reads "kind: probes:
+// evidence" without saying a probe's name twice when the evidence
+// already names it ("needle: nonce missing", not "needle needle: ...").
+func CanaryEvent(at time.Time, kind, model, route, probe, detail string) Event {
+	parts := []string{kind}
+	if probe != "" && !strings.HasPrefix(detail, probe+":") && !strings.HasPrefix(detail, probe+" ") {
+		parts = append(parts, probe)
+	}
+	if detail != "" {
+		parts = append(parts, detail)
+	}
+	return Event{Time: at, Type: EventCanary, Model: model, Route: route,
+		Provider: strings.TrimPrefix(route, model+"/"), Detail: strings.Join(parts, ": ")}
 }

@@ -385,15 +385,14 @@ func (a *app) canaryDir(cfg *config.Config) string {
 // canaryEvent puts a canary's failure, quarantine or recovery on the
 // event timeline.
 func (a *app) canaryEvent(e canary.Event) {
-	ev := index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
-		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)}
+	ev := index.CanaryEvent(e.Time, string(e.Kind), e.Model, e.Name, e.Probe, e.Detail)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.index.AddEvents(ctx, ev); err != nil {
 		a.logger.Error("recording a canary event", "err", err)
 	}
 	a.notify(ev)
-	a.logger.Info("canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
+	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }
 
 // reloadOnHUP reloads the config file on SIGHUP: a valid file replaces
