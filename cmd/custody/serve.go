@@ -243,12 +243,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if old := a.gw.Load(); old != nil {
 		authFailures = old.AuthFailures()
 	}
+	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
-		Index:         a.index,
+		API:           evidence.AdminAPI(),
 		Log:           a.log,
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
-		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
 		LoginLimiter:  authFailures,
 		Models:        models,
@@ -260,7 +260,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
-		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
+		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
 	}
 	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
@@ -280,26 +280,6 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	a.runner = runner
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
 	return gw, nil
-}
-
-// routeHealth is the console's view of the canaries' last runs.
-func routeHealth(r *canary.Runner) []console.RouteHealth {
-	if r == nil {
-		return nil
-	}
-	var out []console.RouteHealth
-	for _, rep := range r.Last() {
-		_, provider, _ := strings.Cut(rep.Name, "/")
-		for _, p := range rep.Results {
-			detail := p.Evidence // skipped and inconclusive are not failures: say which they are
-			if o := p.Outcome(); o != canary.StatusOK && o != canary.StatusFailed {
-				detail = string(o) + ": " + detail
-			}
-			out = append(out, console.RouteHealth{Model: rep.Model, Route: rep.Route, Provider: provider,
-				Probe: p.Probe, OK: p.Outcome() != canary.StatusFailed, Detail: detail, Checked: rep.Time})
-		}
-	}
-	return out
 }
 
 // setWebhooks starts a notifier for cfg's webhooks, retiring the old one
