@@ -66,6 +66,9 @@ type Config struct {
 	SecureCookie bool
 	// Window is the span of the overview; 0 means 24 hours.
 	Window time.Duration
+	// EventsPage is the number of events on a page of the timeline; 0
+	// means 50.
+	EventsPage int
 	// MaxUpload bounds a receipt check's form (receipt, request and
 	// response bytes); 0 means 64 MiB.
 	MaxUpload int64
@@ -117,6 +120,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = 24 * time.Hour
+	}
+	if cfg.EventsPage <= 0 {
+		cfg.EventsPage = 50
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = 64 << 20

@@ -303,7 +303,7 @@ func testEvents(t *testing.T, e *env) {
 		status   int
 		has, not string
 	}{
-		{"", 200, e.ids.rejected, ""},
+		{"", 200, `id="older"`, ""}, // 4 to a page (EventsPage): the timeline has more
 		{"fallback", 200, e.ids.fallback, e.ids.rejected},
 		{"violation", 200, e.ids.rejected, e.ids.fallback},
 		{"canary", 200, `<td class="route">liar-1/liar</td><td class="provider">liar</td>`, e.ids.rejected},

@@ -15,9 +15,6 @@ import (
 // eventTypes are the timeline's filters, in the order shown.
 var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary}
 
-// eventsPage is the size of a page of the timeline.
-const eventsPage = 50
-
 type eventsData struct {
 	Type, Model, Route, Code string
 	Types                    []string
@@ -51,7 +48,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) error {
 			filter.Set(k, v)
 		}
 	}
-	api := url.Values{"limit": {strconv.Itoa(eventsPage)}}
+	api := url.Values{"limit": {strconv.Itoa(c.cfg.EventsPage)}}
 	for k, v := range filter {
 		api[k] = v
 	}

@@ -141,6 +141,7 @@ func newEnv(t testing.TB, tls bool) *env {
 		VerifyReceipt: LedgerVerifier(src, lg.Verifier()),
 		Logger:        logger,
 		Models:        modelNames(cfg),
+		EventsPage:    4,
 	})
 	if err != nil {
 		t.Fatal(err)

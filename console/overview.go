@@ -145,6 +145,10 @@ func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*over
 		return nil, fmt.Errorf("reading the canaries: %w", err)
 	}
 	d := summarize(stats, routes.Data, c.known)
+	// Cards in the config's order, which is the operator's.
+	slices.SortStableFunc(d.Models, func(a, b *modelCard) int {
+		return cmp.Compare(slices.Index(c.cfg.Models, a.Name), slices.Index(c.cfg.Models, b.Name))
+	})
 	var lg logAnswer
 	if err := c.call(ctx, apiLog, nil, &lg); err != nil {
 		return nil, fmt.Errorf("reading the log status: %w", err)
