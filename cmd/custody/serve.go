@@ -25,6 +25,7 @@ import (
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/console"
+	"github.com/custody-gateway/custody/doctor"
 	"github.com/custody-gateway/custody/contamination"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
@@ -279,6 +280,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	gw.SetCanaries(runner)
 	a.runner = runner
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
+	go doctor.Warnings(context.Background(), cfg, clients, a.logger)
 	return gw, nil
 }
 
