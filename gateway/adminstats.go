@@ -181,10 +181,11 @@ func parseCheckpoint(b []byte, origin string) (map[string]any, bool) {
 		size = size*10 + uint64(c-'0')
 	}
 	signers, cosigners := []string{}, []string{}
-	for _, l := range strings.Split(strings.TrimSpace(sigs), "\n") {
-		name, _, ok := strings.Cut(strings.TrimPrefix(l, "— "), " ")
-		if !ok || !strings.HasPrefix(l, "— ") {
-			continue
+	for _, l := range strings.Split(sigs, "\n") {
+		rest, ok := strings.CutPrefix(l, "— ")
+		name, sig, _ := strings.Cut(rest, " ")
+		if !ok || name == "" || sig == "" {
+			continue // not a signature line
 		}
 		signers = append(signers, name)
 		if name != origin {
