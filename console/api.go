@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/internal/inproc"
 )
 
 // The console reads only the admin API (the gateway's AdminAPI, called in
@@ -34,41 +34,21 @@ func (c *Console) call(ctx context.Context, path string, q url.Values, v any) er
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	status, body, err := inproc.Get(ctx, c.cfg.API, u)
 	if err != nil {
 		return err
 	}
-	w := &bufferWriter{header: http.Header{}}
-	c.cfg.API.ServeHTTP(w, req)
-	if w.status != http.StatusOK {
+	if status != http.StatusOK {
 		var e struct {
 			Error struct{ Code, Message string }
 		}
-		json.Unmarshal(w.body.Bytes(), &e)
-		return &apiError{status: w.status, code: e.Error.Code, message: e.Error.Message}
+		json.Unmarshal(body, &e)
+		return &apiError{status: status, code: e.Error.Code, message: e.Error.Message}
 	}
-	if err := json.Unmarshal(w.body.Bytes(), v); err != nil {
+	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decoding %s: %w", path, err)
 	}
 	return nil
-}
-
-// bufferWriter is an in-memory http.ResponseWriter.
-type bufferWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferWriter) Header() http.Header { return b.header }
-func (b *bufferWriter) WriteHeader(s int) {
-	if b.status == 0 {
-		b.status = s
-	}
-}
-func (b *bufferWriter) Write(p []byte) (int, error) {
-	b.WriteHeader(http.StatusOK)
-	return b.body.Write(p)
 }
 
 // Paths of the admin API the console reads (gateway.Path*).
@@ -98,17 +78,8 @@ type eventList struct {
 }
 
 type statsRow struct {
-	Bucket         int       `json:"bucket"`
-	Start          time.Time `json:"start"`
-	RequestedModel string    `json:"requested_model"`
-	Route          int       `json:"route"`
-	Provider       string    `json:"provider"`
-	ResponseModel  string    `json:"response_model"`
-	Verdict        string    `json:"verdict"`
-	Code           string    `json:"code"`
-	Fallback       bool      `json:"fallback"`
-	Canary         bool      `json:"canary"`
-	Count          int64     `json:"count"`
+	index.StatsRow
+	Start time.Time `json:"start"`
 }
 
 type statsAnswer struct {
@@ -120,12 +91,7 @@ type statsAnswer struct {
 }
 
 type breakdownAnswer struct {
-	Data []struct {
-		Key     string `json:"key"`
-		Verdict string `json:"verdict"`
-		Canary  bool   `json:"canary"`
-		Count   int64  `json:"count"`
-	} `json:"data"`
+	Data []index.BreakdownRow `json:"data"`
 }
 
 type logAnswer struct {

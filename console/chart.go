@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/custody-gateway/custody"
 )
 
 // Charts are inline SVG written here: no script, no request, and every
@@ -111,28 +109,14 @@ func mixChart(mix []map[string]int64, since time.Time, width time.Duration) (tem
 	return template.HTML(b.String()), legend
 }
 
-// bucketCounts are one time slice's client transactions by verdict.
-type bucketCounts struct{ verified, flagged, rejected int64 }
-
-func (b *bucketCounts) add(verdict string, n int64) {
-	switch custody.Verdict(verdict) {
-	case custody.Verified:
-		b.verified += n
-	case custody.Flagged:
-		b.flagged += n
-	case custody.Rejected:
-		b.rejected += n
-	}
-}
-
 // trafficChart stacks, per time slice, client transactions by verdict,
 // and marks the slice's canary probes apart below the axis: probes are
 // not traffic, and must not hide it.
-func trafficChart(client []bucketCounts, probes []int64, since time.Time, width time.Duration) template.HTML {
+func trafficChart(client []counts, probes []int64, since time.Time, width time.Duration) template.HTML {
 	const w, h, pad, probeH = 480.0, 100.0, 16.0, 10.0
 	var peak, probePeak int64
 	for i, c := range client {
-		peak = max(peak, c.verified+c.flagged+c.rejected)
+		peak = max(peak, c.Verified+c.Flagged+c.Rejected)
 		probePeak = max(probePeak, probes[i])
 	}
 	bw := w / float64(max(len(client), 1))
@@ -147,7 +131,7 @@ func trafficChart(client []bucketCounts, probes []int64, since time.Time, width 
 			n      int64
 			name   string
 			colour string
-		}{{c.verified, "verified", "#2e7d32"}, {c.flagged, "flagged", "#f9a825"}, {c.rejected, "rejected", "#c62828"}} {
+		}{{c.Verified, "verified", "#2e7d32"}, {c.Flagged, "flagged", "#f9a825"}, {c.Rejected, "rejected", "#c62828"}} {
 			if s.n == 0 || peak == 0 {
 				continue
 			}

@@ -63,11 +63,10 @@ type env struct {
 	log     *ledger.Log
 	// sent are the transactions sent, by request id: the exact request
 	// and response bytes, for the receipt check.
-	sent    map[string]exchange
-	ids     struct{ verified, rejected, fallback string }
-	canary  *canary.Runner
-	gw      *gateway.Gateway
-	logText *lockedLog
+	sent   map[string]exchange
+	ids    struct{ verified, rejected, fallback string }
+	canary *canary.Runner
+	gw     *gateway.Gateway
 }
 
 type exchange struct {
@@ -116,8 +115,7 @@ func newEnv(t testing.TB, tls bool) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	logText := &lockedLog{}
-	logger := slog.New(slog.NewTextHandler(logText, nil))
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rec, err := gateway.NewLedgerRecorder(ctx, lg, idx, []string{"acme"}, "", logger)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +161,7 @@ func newEnv(t testing.TB, tls bool) *env {
 		t.Fatal(err)
 	}
 	gw.SetCanaries(runner)
-	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}, canary: runner, gw: gw, logText: logText}
+	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}, canary: runner, gw: gw}
 	if tls {
 		e.srv = httptest.NewTLSServer(gw)
 	} else {
@@ -261,24 +259,6 @@ func (e *env) receipt(id string) []byte {
 		e.t.Fatalf("receipt %s: %d %s", id, resp.StatusCode, b)
 	}
 	return b
-}
-
-// lockedLog is the gateway's log output, for tests that read it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // modelNames are cfg's client-facing model names, as serve gives them.

@@ -52,9 +52,9 @@ type counts struct {
 	Total, Verified, Flagged, Rejected, Fallbacks int64
 }
 
-func (c *counts) add(verdict string, fallback bool, n int64) {
+func (c *counts) add(verdict custody.Verdict, fallback bool, n int64) {
 	c.Total += n
-	switch custody.Verdict(verdict) {
+	switch verdict {
 	case custody.Verified:
 		c.Verified += n
 	case custody.Flagged:
@@ -87,7 +87,7 @@ type modelCard struct {
 	Legend  []legendEntry
 
 	codes  map[string]int64
-	client []bucketCounts
+	client []counts
 	probes []int64
 	mix    []map[string]int64
 }
@@ -189,7 +189,7 @@ func summarize(stats statsAnswer, routes []routeAnswer, known func(string) bool)
 	get := func(name string) *modelCard {
 		m := models[name]
 		if m == nil {
-			m = &modelCard{Name: name, codes: map[string]int64{}, client: make([]bucketCounts, n), probes: make([]int64, n), mix: make([]map[string]int64, n)}
+			m = &modelCard{Name: name, codes: map[string]int64{}, client: make([]counts, n), probes: make([]int64, n), mix: make([]map[string]int64, n)}
 			models[name] = m
 		}
 		return m
@@ -244,9 +244,9 @@ func summarize(stats statsAnswer, routes []routeAnswer, known func(string) bool)
 		}
 		m.Client.add(row.Verdict, row.Fallback, row.Count)
 		d.Client.add(row.Verdict, row.Fallback, row.Count)
-		m.client[b].add(row.Verdict, row.Count)
+		m.client[b].add(row.Verdict, false, row.Count)
 		if row.Code != "" {
-			m.codes[row.Code] += row.Count
+			m.codes[string(row.Code)] += row.Count
 		}
 		if row.Route >= 0 && row.Provider != "" {
 			route(m, row.Route, row.Provider).Client.add(row.Verdict, row.Fallback, row.Count)

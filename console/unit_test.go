@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
 )
 
 func TestSessionTokens(t *testing.T) {
@@ -90,12 +93,12 @@ func TestSummarize(t *testing.T) {
 	since := until.Add(-24 * time.Hour)
 	since3 := since.Add(3 * time.Hour)
 	stats := statsAnswer{Since: since, Until: until, Buckets: buckets, BucketMS: float64(time.Hour / time.Millisecond), Data: []statsRow{
-		{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: "verified", Count: 1},
-		{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: "flagged", Code: "model_mismatch", Count: 1},
-		{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: "verified", Fallback: true, Count: 3},
-		{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: "verified", Canary: true, Count: 7},
-		{Bucket: 3, RequestedModel: "n", Route: -1, Verdict: "rejected", Code: "route_quarantined", Count: 2},
-		{Bucket: 3, RequestedModel: "ghost", Route: -1, Verdict: "rejected", Code: "invalid_request", Count: 4},
+		{StatsRow: index.StatsRow{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: custody.Verified, Count: 1}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: custody.Flagged, Code: custody.CodeModelMismatch, Count: 1}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Canary: true, Count: 7}},
+		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Code: custody.CodeRouteQuarantined, Count: 2}},
+		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "ghost", Route: -1, Verdict: custody.Rejected, Code: custody.CodeInvalidRequest, Count: 4}},
 	}}
 	routes := []routeAnswer{
 		{Route: "m/a", Model: "m", Provider: "a", Index: 0},
@@ -143,7 +146,7 @@ func TestChartEscapes(t *testing.T) {
 	now := time.Now()
 	evil := `<script>alert(1)</script>`
 	d := summarize(statsAnswer{Since: now.Add(-time.Hour), Until: now, Buckets: buckets, BucketMS: 150000,
-		Data: []statsRow{{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: "rejected", Count: 1}}}, nil, func(string) bool { return true })
+		Data: []statsRow{{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}}}, nil, func(string) bool { return true })
 	svg := string(d.Models[0].Mix)
 	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("unescaped model name in the chart: %s", svg)

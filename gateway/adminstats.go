@@ -11,6 +11,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/internal/inproc"
 )
 
 // The admin API's window defaults: the last day, in 24 buckets.
@@ -66,25 +67,15 @@ func (e *Evidence) stats(g *Gateway, w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return indexDown(err)
 	}
+	// StatsRow is the API's row, with its bucket's start time.
 	type row struct {
-		Bucket         int          `json:"bucket"`
-		Start          time.Time    `json:"start"`
-		RequestedModel string       `json:"requested_model"`
-		Route          int          `json:"route"`
-		Provider       string       `json:"provider"`
-		ResponseModel  string       `json:"response_model"`
-		Verdict        string       `json:"verdict"`
-		Code           custody.Code `json:"code"`
-		Fallback       bool         `json:"fallback"`
-		Canary         bool         `json:"canary"`
-		Count          int64        `json:"count"`
+		index.StatsRow
+		Start time.Time `json:"start"`
 	}
 	width := time.Duration(q.Width())
 	out := make([]row, len(rows))
 	for i, s := range rows {
-		out[i] = row{Bucket: s.Bucket, Start: since.Add(time.Duration(s.Bucket) * width), RequestedModel: s.RequestedModel,
-			Route: s.Route, Provider: s.Provider, ResponseModel: s.ResponseModel, Verdict: string(s.Verdict), Code: s.Code,
-			Fallback: s.Fallback, Canary: s.Canary, Count: s.Count}
+		out[i] = row{StatsRow: s, Start: since.Add(time.Duration(s.Bucket) * width)}
 	}
 	return writeJSON(w, map[string]any{"object": "stats", "since": since, "until": until, "buckets": n,
 		"bucket_ms": ms(width), "data": out})
@@ -108,17 +99,10 @@ func (e *Evidence) breakdown(g *Gateway, w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return indexDown(err)
 	}
-	type row struct {
-		Key     string `json:"key"`
-		Verdict string `json:"verdict"`
-		Canary  bool   `json:"canary"`
-		Count   int64  `json:"count"`
+	if rows == nil {
+		rows = []index.BreakdownRow{}
 	}
-	out := make([]row, len(rows))
-	for i, b := range rows {
-		out[i] = row{Key: b.Key, Verdict: string(b.Verdict), Canary: b.Canary, Count: b.Count}
-	}
-	return writeJSON(w, map[string]any{"object": "breakdown", "by": q.By, "since": since, "until": until, "data": out})
+	return writeJSON(w, map[string]any{"object": "breakdown", "by": q.By, "since": since, "until": until, "data": rows})
 }
 
 // checkpointSeen remembers when this replica first saw the log's current
@@ -147,16 +131,14 @@ func (e *Evidence) logStatus(g *Gateway, w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	out := map[string]any{"object": "log", "origin": e.Log.Origin(), "size": e.Log.Size(), "checkpoint": nil}
-	rec := &bufferWriter{header: http.Header{}}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, "/log/checkpoint", nil)
+	status, body, err := inproc.Get(r.Context(), e.Log.Handler(), "/log/checkpoint")
 	if err != nil {
 		return err
 	}
-	e.Log.Handler().ServeHTTP(rec, req)
-	if rec.status == http.StatusOK {
-		if cp, ok := parseCheckpoint(rec.body.Bytes(), e.Log.Origin()); ok {
+	if status == http.StatusOK {
+		if cp, ok := parseCheckpoint(body, e.Log.Origin()); ok {
 			now := g.now()
-			seen := e.logState.observe(rec.body.Bytes(), now)
+			seen := e.logState.observe(body, now)
 			cp["seen_at"], cp["age_ms"] = seen.UTC(), ms(now.Sub(seen))
 			out["checkpoint"] = cp
 		}
@@ -193,25 +175,6 @@ func parseCheckpoint(b []byte, origin string) (map[string]any, bool) {
 		}
 	}
 	return map[string]any{"origin": lines[0], "size": size, "root_hash": lines[2], "signers": signers, "cosignatures": cosigners}, true
-}
-
-// bufferWriter is an in-memory http.ResponseWriter, for reading one of
-// the log's own static files through its handler.
-type bufferWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferWriter) Header() http.Header { return b.header }
-func (b *bufferWriter) WriteHeader(s int) {
-	if b.status == 0 {
-		b.status = s
-	}
-}
-func (b *bufferWriter) Write(p []byte) (int, error) {
-	b.WriteHeader(http.StatusOK)
-	return b.body.Write(p)
 }
 
 // canaries answers GET /v1/custody/canaries with the index at hand: a

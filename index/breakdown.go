@@ -42,8 +42,8 @@ func (q *BreakdownQuery) Validate() error {
 // canary. Keys are as stored (see Column); rows come ordered by key,
 // verdict, canary.
 type BreakdownRow struct {
-	Key     string
-	Verdict custody.Verdict
-	Canary  bool // synthetic traffic of a canary probe
-	Count   int64
+	Key     string          `json:"key"`
+	Verdict custody.Verdict `json:"verdict"`
+	Canary  bool            `json:"canary"` // synthetic traffic of a canary probe
+	Count   int64           `json:"count"`
 }
