@@ -141,7 +141,9 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	}
 	check("GET", "/v1/custody/receipts/"+ids[0], "sk-acme", "", 200)
 	// Errors are documented too.
-	check("GET", "/v1/custody/records", "", "", 401)
+	for _, p := range []string{"/v1/custody/records", "/v1/custody/events", "/v1/custody/stats", "/v1/custody/breakdown?by=code", "/v1/custody/log", "/v1/custody/canaries"} {
+		check("GET", p, "", "", 401) // the console's in-process way in is not reachable from the network
+	}
 	check("GET", "/v1/custody/records", "sk-acme", "", 403)
 	check("GET", "/v1/custody/records?since=yesterday", "adm-test", "", 400)
 	check("GET", "/v1/custody/records?before=no-such-id", "adm-test", "", 400)
