@@ -24,6 +24,7 @@ import (
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/console"
 	"github.com/custody-gateway/custody/contamination"
+	"github.com/custody-gateway/custody/doctor"
 	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
@@ -210,12 +211,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if old := a.gw.Load(); old != nil {
 		authFailures = old.AuthFailures()
 	}
+	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
-		Index:         a.index,
+		API:           evidence.AdminAPI(),
 		Log:           a.log,
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
-		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
 		LoginLimiter:  authFailures,
 		Models:        models,
@@ -227,7 +228,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
-		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
+		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
 	}
 	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
@@ -249,6 +250,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		return nil, err
 	}
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
+	go doctor.Warnings(context.Background(), cfg, clients, a.logger)
 	return gw, nil
 }
 
@@ -258,26 +260,6 @@ func modelNames(cfg *config.Config) []string {
 		models[i] = m.Name
 	}
 	return models
-}
-
-// routeHealth is the console's view of the canaries' last runs.
-func routeHealth(r *canary.Runner) []console.RouteHealth {
-	if r == nil {
-		return nil
-	}
-	var out []console.RouteHealth
-	for _, rep := range r.Last() {
-		_, provider, _ := strings.Cut(rep.Name, "/")
-		for _, p := range rep.Results {
-			detail := p.Evidence // skipped and inconclusive are not failures: say which they are
-			if o := p.Outcome(); o != canary.StatusOK && o != canary.StatusFailed {
-				detail = string(o) + ": " + detail
-			}
-			out = append(out, console.RouteHealth{Model: rep.Model, Route: rep.Route, Provider: provider,
-				Probe: p.Probe, OK: p.Outcome() != canary.StatusFailed, Detail: detail, Checked: rep.Time})
-		}
-	}
-	return out
 }
 
 // setWebhooks starts a notifier for cfg's webhooks, retiring the old one
@@ -372,13 +354,12 @@ func (a *app) canaryDir(cfg *config.Config) string {
 // canaryEvent puts a canary's failure, quarantine or recovery on the
 // event timeline.
 func (a *app) canaryEvent(e canary.Event) {
-	ev := index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
-		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)}
+	ev := index.CanaryEvent(e.Time, string(e.Kind), e.Model, e.Name, e.Probe, e.Detail)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.index.AddEvents(ctx, ev); err != nil {
 		a.logger.Error("recording a canary event", "err", err)
 	}
 	a.notify(ev)
-	a.logger.Info("canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
+	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }
