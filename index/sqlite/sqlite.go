@@ -63,7 +63,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	x := &Index{w: w}
-	if err := migrate(ctx, w); err != nil {
+	if err := migrateBusy(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
