@@ -29,6 +29,9 @@ import (
 // configured.
 const DefaultOrigin = "custody.local/log"
 
+// minCheckpointInterval is tessera's POSIX driver's lower bound.
+const minCheckpointInterval = 100 * time.Millisecond
+
 // Layout of Config.Dir.
 const (
 	logDir     = verify.LogDir // the public tlog-tiles tree (tessera POSIX), served at /log/
@@ -55,8 +58,12 @@ type Config struct {
 	// the log, not Append's latency.
 	BatchMaxAge  time.Duration
 	BatchMaxSize int
-	// CheckpointInterval is how often a new checkpoint is signed and
-	// published (default 1s, at least 100ms).
+	// CheckpointInterval is the least time between two published
+	// checkpoints (default 100ms, tessera's minimum). Tessera publishes
+	// when a batch is integrated unless the last checkpoint is younger
+	// than this, so a leaf is in a published checkpoint about
+	// BatchMaxAge + CheckpointInterval after it is durable: with 1s
+	// here, `custody verify` right after a response failed for a second.
 	CheckpointInterval time.Duration
 	// MaxBacklog bounds the leaves acknowledged but not yet in the log;
 	// beyond it Append fails with ledger_unavailable (default 65536).
@@ -132,8 +139,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		cfg.BatchMaxSize = 1024
 	}
 	if cfg.CheckpointInterval <= 0 {
-		cfg.CheckpointInterval = time.Second
+		cfg.CheckpointInterval = minCheckpointInterval
 	}
+	cfg.CheckpointInterval = max(cfg.CheckpointInterval, minCheckpointInterval)
 	if cfg.JournalSegmentSize <= 0 {
 		cfg.JournalSegmentSize = 32 << 20
 	}

@@ -18,6 +18,14 @@ import (
 // what they were given (as opposed to failing to read it).
 var ErrInvalid = errors.New("invalid")
 
+// ErrNotIntegrated is what VerifyReceipt returns for a receipt whose
+// signature (and commitments) are valid but whose leaf the log's
+// published checkpoint does not cover yet: the promise without the
+// evidence, which comes within about ledger.batch_max_age plus one
+// checkpoint interval. It does not wrap ErrInvalid: retry later
+// (`custody verify --wait`), the receipt may be fine.
+var ErrNotIntegrated = errors.New("not yet integrated")
+
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
@@ -56,7 +64,8 @@ func StripReceiptLine(body []byte) []byte {
 //     receipt's checkpoint with it, and the leaf's entry bundle against
 //     its tile.
 //
-// Refusals wrap ErrInvalid; failures to read the log do not.
+// Refusals wrap ErrInvalid; failures to read the log do not. A valid
+// receipt the log does not hold yet is ErrNotIntegrated.
 func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r *Receipt, request, response []byte) error {
 	if r.Origin != verifier.Name() {
 		return invalid("receipt is for log %q, the key is for %q", r.Origin, verifier.Name())
@@ -112,7 +121,7 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 		return err
 	}
 	if r.Index >= cp.Size {
-		return invalid("the log (size %d) does not contain index %d yet", cp.Size, r.Index)
+		return fmt.Errorf("%w: the log (size %d) does not contain index %d yet", ErrNotIntegrated, cp.Size, r.Index)
 	}
 	pb := newProofs(src, cp.Size)
 	incl, err := pb.inclusion(ctx, r.Index)

@@ -7,23 +7,27 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/custody-gateway/custody/verify"
 	"golang.org/x/mod/sumdb/note"
 )
 
-const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT"
+const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION] RECEIPT"
 
 // runVerify is `custody verify`: one receipt (a file, or - for stdin)
 // checked with package verify. Exit 0 valid, 1 invalid (the reason on
-// stderr), 2 usage error. Flags may follow the receipt.
+// stderr), 2 usage error, 3 valid signature but not yet integrated in
+// the log (--wait polls the log until it is). Flags may follow the
+// receipt.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
 	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root; none: the receipt's own checkpoint and proof only")
 	reqFile := fs.String("request", "", "the exact request body bytes, to open the request commitment")
 	respFile := fs.String("response", "", "the exact response body bytes, to open the response commitment")
-	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band); none: the key the log publishes")
-	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\ncommitments, and its inclusion in the log. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error.")
+	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band: GET /log/verifier once, keep it); none: the key the log publishes")
+	wait := fs.Duration("wait", 0, "with --log: poll the log up to this long (e.g. 2s) until it holds the receipt's leaf, instead of exiting 3 at once")
+	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\ncommitments, and its inclusion in the log. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error,\n3 valid signature but not yet integrated in the log (retry, or use --wait).")
 	pos, code, ok := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -50,6 +54,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(exitUsage, err)
 		}
 	}
+	if *wait < 0 || (*wait > 0 && *logLoc == "") {
+		return usageError(stderr, "--wait needs --log (the log to poll) and a positive duration")
+	}
 	var src verify.LogSource
 	if *logLoc != "" {
 		if src, err = verify.OpenSource(*logLoc); err != nil {
@@ -67,7 +74,20 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(exitFailed, fmt.Errorf("invalid: %w", err))
 	}
-	if err := verify.VerifyReceipt(ctx, src, v, r, request, response); err != nil {
+	err = verify.VerifyReceipt(ctx, src, v, r, request, response)
+	for deadline := time.Now().Add(*wait); errors.Is(err, verify.ErrNotIntegrated) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return fail(exitFailed, ctx.Err())
+		case <-time.After(min(pollInterval, time.Until(deadline))):
+		}
+		err = verify.VerifyReceipt(ctx, src, v, r, request, response)
+	}
+	if errors.Is(err, verify.ErrNotIntegrated) {
+		fmt.Fprintf(stderr, "custody verify: the signature is valid but %v; retry, or pass --wait 2s\n", err)
+		return exitPending
+	}
+	if err != nil {
 		return fail(exitFailed, err)
 	}
 	what := []string{"signature"}
@@ -83,11 +103,16 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	case r.Checkpoint != "":
 		what = append(what, "inclusion under the receipt's checkpoint")
 	default:
-		fmt.Fprintln(stderr, "note: the receipt has no inclusion proof yet and no --log was given: only the signature (the promise) was checked")
+		fmt.Fprintf(stderr, "custody verify: the signature is valid but the receipt has no inclusion proof yet (not yet integrated): pass --log to check the log, with --wait to wait for it\n")
+		return exitPending
 	}
 	fmt.Fprintf(stdout, "valid: request %s, index %d, log %s (%s)\n", r.RequestID, r.Index, r.Origin, strings.Join(what, ", "))
 	return exitOK
 }
+
+// pollInterval is how often --wait reads the log's checkpoint again; a
+// checkpoint is published at most every 100ms.
+const pollInterval = 50 * time.Millisecond
 
 // verifierFor returns the pinned key, or else the key the log publishes,
 // with a warning: a key fetched from the log proves only that the log is
@@ -103,7 +128,8 @@ func verifierFor(ctx context.Context, key string, src verify.LogSource, stderr i
 	if err != nil {
 		return nil, fmt.Errorf("no --key, and the log publishes none: %w", err)
 	}
-	fmt.Fprintf(stderr, "warning: no --key given; trusting the key the log publishes (%s). Pin it with --key.\n", k)
+	fmt.Fprintf(stderr, "warning: no --key given; trusting the key the log publishes (%s), which proves only that the log agrees with itself.\n"+
+		"Pin it: fetch GET /log/verifier once from a source you trust (or `cat data_dir/ledger/log/verifier` on the gateway), keep it, and pass --key KEY-OR-FILE.\n", k)
 	return verify.ParseVerifier(k)
 }
 
