@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/custody-gateway/custody"
 	"github.com/transparency-dev/formats/log"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -67,6 +68,40 @@ func StripReceiptLine(body []byte) []byte {
 // Refusals wrap ErrInvalid; failures to read the log do not. A valid
 // receipt the log does not hold yet is ErrNotIntegrated.
 func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r *Receipt, request, response []byte) error {
+	_, err := VerifyReceiptWith(ctx, src, verifier, Options{}, r, request, response)
+	return err
+}
+
+// Options are what VerifyReceiptWith checks beyond VerifyReceipt.
+type Options struct {
+	// Witnesses, if its Quorum is positive, must have cosigned the
+	// receipt's checkpoint and, with a log source, the log's checkpoint.
+	Witnesses WitnessPolicy
+}
+
+// Result is what a successful VerifyReceiptWith found.
+type Result struct {
+	// Transaction is the decoded leaf (Tenant is the pseudonym).
+	Transaction *custody.Transaction
+	// Cosigners are the pinned witnesses that cosigned the checkpoint the
+	// leaf was proven under (the log's, with a source; else the receipt's).
+	Cosigners []string
+}
+
+// VerifyReceiptWith is VerifyReceipt with witness cosignatures: a
+// checkpoint short of opts.Witnesses' quorum is refused (ErrInvalid); a
+// receipt with no checkpoint of its own and no src cannot be checked
+// against witnesses and is ErrNotIntegrated.
+func VerifyReceiptWith(ctx context.Context, src LogSource, verifier note.Verifier, opts Options, r *Receipt, request, response []byte) (*Result, error) {
+	res := &Result{}
+	err := verifyReceipt(ctx, src, verifier, opts, r, request, response, res)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func verifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, opts Options, r *Receipt, request, response []byte, res *Result) error {
 	if r.Origin != verifier.Name() {
 		return invalid("receipt is for log %q, the key is for %q", r.Origin, verifier.Name())
 	}
@@ -80,6 +115,7 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 	if err != nil {
 		return invalid("leaf: %v", err)
 	}
+	res.Transaction = tx
 	if tx.ID != r.RequestID {
 		return invalid("leaf is for request %q, receipt for %q", tx.ID, r.RequestID)
 	}
@@ -112,13 +148,26 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 		if err := proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, rcp.Size, leafHash, r.InclusionProof, rcp.Hash); err != nil {
 			return invalid("receipt inclusion proof: %v", err)
 		}
+		if res.Cosigners, err = opts.Witnesses.Check([]byte(r.Checkpoint), verifier); err != nil {
+			return fmt.Errorf("receipt %w", err)
+		}
 	}
 	if src == nil {
+		if rcp == nil && opts.Witnesses.Quorum > 0 {
+			return fmt.Errorf("%w: the receipt has no checkpoint for the witnesses to have cosigned", ErrNotIntegrated)
+		}
 		return nil
 	}
-	cp, err := readCheckpoint(ctx, src, verifier)
+	cpRaw, err := src.ReadCheckpoint(ctx)
+	if err != nil {
+		return fmt.Errorf("reading checkpoint: %w", err)
+	}
+	cp, err := readCheckpoint(ctx, constSource{src, cpRaw}, verifier)
 	if err != nil {
 		return err
+	}
+	if res.Cosigners, err = opts.Witnesses.Check(cpRaw, verifier); err != nil {
+		return fmt.Errorf("the log's %w", err)
 	}
 	if r.Index >= cp.Size {
 		return fmt.Errorf("%w: the log (size %d) does not contain index %d yet", ErrNotIntegrated, cp.Size, r.Index)

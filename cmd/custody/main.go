@@ -48,7 +48,8 @@ Usage:
                   [--prefill-delay DURATION]
         run the reference upstream simulator
   custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION]
-                  RECEIPT
+                  [--witness-key VKEY]... [--witness-quorum N] [--export FILE] RECEIPT
+  custody verify  --offline --key VKEY [--witness-key VKEY]... [--witness-quorum N] BUNDLE
         verify one receipt: exit 0 valid, 1 invalid, 2 usage error, 3 not yet integrated
   custody audit   --log URL|DIR [--state FILE] [--key VKEY]
   custody audit   --config FILE [--state-dir DIR]

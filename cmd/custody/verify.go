@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,13 +15,15 @@ import (
 	"golang.org/x/mod/sumdb/note"
 )
 
-const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION] RECEIPT"
+const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION]\n" +
+	"                      [--witness-key VKEY]... [--witness-quorum N] [--export FILE] RECEIPT\n" +
+	"       custody verify --offline --key VKEY [--witness-key VKEY]... [--witness-quorum N] [--request FILE] [--response FILE] BUNDLE"
 
-// runVerify is `custody verify`: one receipt (a file, or - for stdin)
-// checked with package verify. Exit 0 valid, 1 invalid (the reason on
-// stderr), 2 usage error, 3 valid signature but not yet integrated in
-// the log (--wait polls the log until it is). Flags may follow the
-// receipt.
+// runVerify is `custody verify`: one receipt or offline bundle (a file,
+// or - for stdin) checked with package verify. Exit 0 valid, 1 invalid
+// (the reason on stderr), 2 usage error, 3 valid signature but not yet
+// integrated in the log (--wait polls the log until it is). Flags may
+// follow the receipt.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
 	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root; none: the receipt's own checkpoint and proof only")
@@ -27,7 +31,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	respFile := fs.String("response", "", "the exact response body bytes, to open the response commitment")
 	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band: GET /log/verifier once, keep it); none: the key the log publishes")
 	wait := fs.Duration("wait", 0, "with --log: poll the log up to this long (e.g. 2s) until it holds the receipt's leaf, instead of exiting 3 at once")
-	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\ncommitments, and its inclusion in the log. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error,\n3 valid signature but not yet integrated in the log (retry, or use --wait).")
+	offline := fs.Bool("offline", false, "check a bundle (or an integrated receipt) with the pinned keys only: no log, no network")
+	export := fs.String("export", "", "after verifying, write the receipt as a self-contained offline bundle to this file (- for stdout)")
+	wp := witnessFlags(fs)
+	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\n"+
+		"commitments, its inclusion in the log, and (with --witness-key) the witnesses' cosignatures on the\n"+
+		"checkpoint. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error, 3 valid signature but not yet\n"+
+		"integrated in the log (retry, or use --wait).")
 	pos, code, ok := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -35,9 +45,21 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(pos) != 1 {
 		return usageError(stderr, "verify takes one receipt, got %d arguments (see custody verify --help)", len(pos))
 	}
+	switch {
+	case *wait < 0 || (*wait > 0 && *logLoc == ""):
+		return usageError(stderr, "--wait needs --log (the log to poll) and a positive duration")
+	case *offline && (*logLoc != "" || *export != ""):
+		return usageError(stderr, "--offline uses no log: it takes no --log, --wait or --export")
+	case *offline && *key == "":
+		return usageError(stderr, "--offline needs --key (the log's pinned verifier key)")
+	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "custody verify: %v\n", err)
 		return code
+	}
+	policy, err := wp.policy()
+	if err != nil {
+		return fail(exitUsage, err)
 	}
 	raw, err := readArg(pos[0])
 	if err != nil {
@@ -54,15 +76,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(exitUsage, err)
 		}
 	}
-	if *wait < 0 || (*wait > 0 && *logLoc == "") {
-		return usageError(stderr, "--wait needs --log (the log to poll) and a positive duration")
-	}
 	var src verify.LogSource
 	if *logLoc != "" {
 		if src, err = verify.OpenSource(*logLoc); err != nil {
 			return fail(exitUsage, err)
 		}
 	}
+	start := time.Now()
 	v, err := verifierFor(ctx, *key, src, stderr)
 	if err != nil {
 		if *key != "" || src == nil {
@@ -70,18 +90,19 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return fail(exitFailed, err) // the log publishes no usable key
 	}
-	r, err := verify.ParseReceipt(raw)
+	r, err := parseReceiptOrBundle(raw)
 	if err != nil {
 		return fail(exitFailed, fmt.Errorf("invalid: %w", err))
 	}
-	err = verify.VerifyReceipt(ctx, src, v, r, request, response)
+	opts := verify.Options{Witnesses: policy}
+	res, err := verify.VerifyReceiptWith(ctx, src, v, opts, r, request, response)
 	for deadline := time.Now().Add(*wait); errors.Is(err, verify.ErrNotIntegrated) && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			return fail(exitFailed, ctx.Err())
 		case <-time.After(min(pollInterval, time.Until(deadline))):
 		}
-		err = verify.VerifyReceipt(ctx, src, v, r, request, response)
+		res, err = verify.VerifyReceiptWith(ctx, src, v, opts, r, request, response)
 	}
 	if errors.Is(err, verify.ErrNotIntegrated) {
 		fmt.Fprintf(stderr, "custody verify: the signature is valid but %v; retry, or pass --wait 2s\n", err)
@@ -89,6 +110,10 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err != nil {
 		return fail(exitFailed, err)
+	}
+	if src == nil && r.Checkpoint == "" {
+		fmt.Fprintf(stderr, "custody verify: the signature is valid but the receipt has no inclusion proof yet (not yet integrated): pass --log to check the log, with --wait to wait for it\n")
+		return exitPending
 	}
 	what := []string{"signature"}
 	if request != nil {
@@ -100,14 +125,93 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	switch {
 	case src != nil:
 		what = append(what, "inclusion in the log")
-	case r.Checkpoint != "":
-		what = append(what, "inclusion under the receipt's checkpoint")
 	default:
-		fmt.Fprintf(stderr, "custody verify: the signature is valid but the receipt has no inclusion proof yet (not yet integrated): pass --log to check the log, with --wait to wait for it\n")
-		return exitPending
+		what = append(what, "inclusion under the receipt's checkpoint")
+	}
+	if policy.Quorum > 0 {
+		what = append(what, fmt.Sprintf("cosigned by %s (quorum %d)", strings.Join(res.Cosigners, ", "), policy.Quorum))
+	}
+	if *offline {
+		what = append(what, fmt.Sprintf("offline, %s", time.Since(start).Round(10*time.Microsecond)))
 	}
 	fmt.Fprintf(stdout, "valid: request %s, index %d, log %s (%s)\n", r.RequestID, r.Index, r.Origin, strings.Join(what, ", "))
+	if *export != "" {
+		if err := exportBundle(ctx, src, v, opts, r, *export, stdout); err != nil {
+			return fail(exitFailed, err)
+		}
+	}
 	return exitOK
+}
+
+// parseReceiptOrBundle reads either a receipt or an offline bundle (a
+// JSON object with "format").
+func parseReceiptOrBundle(raw []byte) (*verify.Receipt, error) {
+	if bytes.Contains(raw, []byte(`"format"`)) {
+		return verify.ParseBundle(raw)
+	}
+	return verify.ParseReceipt(raw)
+}
+
+// exportBundle writes r, verified, as an offline bundle: with its own
+// checkpoint and proof if it has them, else proven under the log's
+// current checkpoint.
+func exportBundle(ctx context.Context, src verify.LogSource, v note.Verifier, opts verify.Options, r *verify.Receipt, path string, stdout io.Writer) error {
+	if r.Checkpoint == "" {
+		var err error
+		if r, err = verify.Prove(ctx, src, v, r); err != nil {
+			return fmt.Errorf("exporting the bundle: %w", err)
+		}
+		if _, err := verify.VerifyReceiptWith(ctx, nil, v, opts, r, nil, nil); err != nil {
+			return fmt.Errorf("exporting the bundle: %w", err)
+		}
+	}
+	b, err := verify.NewBundle(r)
+	if err != nil {
+		return fmt.Errorf("exporting the bundle: %w", err)
+	}
+	data, err := b.Marshal()
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// witnessFlag holds --witness-key and --witness-quorum, which verify and
+// audit share.
+type witnessFlag struct {
+	keys   stringList
+	quorum *int
+}
+
+func witnessFlags(fs *flag.FlagSet) *witnessFlag {
+	w := &witnessFlag{}
+	fs.Var(&w.keys, "witness-key", "a witness's cosignature verifier key (C2SP vkey, as litewitness prints it), or a file holding it; repeatable")
+	w.quorum = fs.Int("witness-quorum", 0, "how many of the --witness-key witnesses must have cosigned the checkpoint (default: all of them)")
+	return w
+}
+
+func (w *witnessFlag) policy() (verify.WitnessPolicy, error) {
+	var p verify.WitnessPolicy
+	for _, k := range w.keys {
+		v, err := verify.ParseWitnessKey(k)
+		if err != nil {
+			return p, err
+		}
+		p.Keys = append(p.Keys, v)
+	}
+	p.Quorum = *w.quorum
+	switch {
+	case p.Quorum < 0 || p.Quorum > len(p.Keys):
+		return p, fmt.Errorf("--witness-quorum %d: want 1 to the number of --witness-key (%d)", p.Quorum, len(p.Keys))
+	case p.Quorum == 0:
+		p.Quorum = len(p.Keys)
+	}
+	return p, nil
 }
 
 // pollInterval is how often --wait reads the log's checkpoint again; a
