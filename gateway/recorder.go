@@ -276,6 +276,9 @@ func (r *LedgerRecorder) reconcile(ctx context.Context, from int64) error {
 		if err != nil {
 			return err
 		}
+		if verify.IsConfigLeaf(e.Leaf) {
+			continue // the rules, not a transaction: nothing to index
+		}
 		tx, err := verify.DecodeLeaf(e.Leaf)
 		if err != nil {
 			return err

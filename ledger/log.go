@@ -104,6 +104,12 @@ type Log struct {
 	// it an unexpected index; Append fails from then on.
 	failed atomic.Pointer[error]
 
+	// configLeaf is the index of the config leaf in force (-1: none),
+	// which appendLeaf stamps on every transaction leaf; AppendConfig
+	// sets it, under cfgMu.
+	configLeaf atomic.Int64
+	cfgMu      sync.Mutex
+
 	pmu     sync.Mutex        // guards pending
 	pending map[uint64][]byte // durable leaves not yet integrated
 
@@ -213,6 +219,12 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 		return nil, err
 	}
 	l.integrated.Store(next)
+	cl, err := l.lastConfigLeaf(ctx, next)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l.configLeaf.Store(cl)
 	go l.feedLoop(tctx)
 	go l.resolveLoop()
 	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load, cfg.journalFault, cfg.journalRetry)
@@ -372,6 +384,10 @@ func (l *Log) appendLeaf(tx *custody.Transaction) (idx uint64, leaf []byte, wait
 	}
 	t := *tx
 	t.Tenant = l.Pseudonym(tx.Tenant)
+	if cl := l.configLeaf.Load(); cl >= 0 && t.ConfigLeaf == nil {
+		c := uint64(cl)
+		t.ConfigLeaf = &c
+	}
 	leaf, err = verify.EncodeLeaf(&t)
 	if err != nil {
 		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")

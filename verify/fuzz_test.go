@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzParseReceipt: any bytes, never a panic; a receipt that parses
@@ -137,5 +138,25 @@ func FuzzParseBundle(f *testing.F) {
 			t.Fatal("round trip changed the bundle")
 		}
 		VerifyReceiptWith(context.Background(), nil, v, Options{Witnesses: wp}, r, b, b)
+	})
+}
+
+// FuzzDecodeConfigLeaf: a config leaf that decodes is canonical, and the
+// audit's chain check never panics on any leaf.
+func FuzzDecodeConfigLeaf(f *testing.F) {
+	f.Add([]byte(`{"v":1,"type":"config","time":"2026-12-01T00:00:00Z","reason":"start","custody_version":"dev","config_digest":"ab","policies":{"p":{"fallback":"deny"}},"previous_config_leaf":-1}`))
+	f.Add(bytes.TrimSpace(readTestdata(f, "leaf.json")))
+	f.Add([]byte(`{"v":2,"config_leaf":3,"duration_ns":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		newConfigChain().leaf(5, b)
+		c, err := DecodeConfigLeaf(b)
+		if err != nil {
+			return
+		}
+		tm, _ := time.Parse(time.RFC3339Nano, c.Time)
+		again, err := EncodeConfigLeaf(*c, tm)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("decoded %q, re-encodes to %q (%v)", b, again, err)
+		}
 	})
 }

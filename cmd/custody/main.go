@@ -51,7 +51,7 @@ Usage:
                   [--witness-key VKEY]... [--witness-quorum N] [--export FILE] RECEIPT
   custody verify  --offline --key VKEY [--witness-key VKEY]... [--witness-quorum N] BUNDLE
         verify one receipt: exit 0 valid, 1 invalid, 2 usage error, 3 not yet integrated
-  custody audit   --log URL|DIR [--state FILE] [--key VKEY]
+  custody audit   --log URL|DIR [--state FILE] [--key VKEY] [--witness-key VKEY]... [--witness-quorum N]
   custody audit   --config FILE [--state-dir DIR]
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]

@@ -150,6 +150,10 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
 	}
+	if err := recordConfig(a.log, cfg, "start"); err != nil {
+		a.log.Close(ctx)
+		return nil, err
+	}
 	a.closers = append(a.closers, func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -452,6 +456,9 @@ func (a *app) reload(path, listen string) error {
 	}
 	gw, err := a.buildGateway(cfg)
 	if err != nil {
+		return err
+	}
+	if err := recordConfig(a.log, cfg, "reload"); err != nil {
 		return err
 	}
 	a.cfg = cfg

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/verify"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -135,12 +136,46 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		what = append(what, fmt.Sprintf("offline, %s", time.Since(start).Round(10*time.Microsecond)))
 	}
 	fmt.Fprintf(stdout, "valid: request %s, index %d, log %s (%s)\n", r.RequestID, r.Index, r.Origin, strings.Join(what, ", "))
+	printPolicy(ctx, stdout, stderr, src, v, res.Transaction)
 	if *export != "" {
 		if err := exportBundle(ctx, src, v, opts, r, *export, stdout); err != nil {
 			return fail(exitFailed, err)
 		}
 	}
 	return exitOK
+}
+
+// printPolicy prints the policy that governed the transaction: its name
+// and, from the config leaf the leaf names (read and proven from the log
+// with --log), the rules in force.
+func printPolicy(ctx context.Context, stdout, stderr io.Writer, src verify.LogSource, v note.Verifier, tx *custody.Transaction) {
+	if tx.ConfigLeaf == nil {
+		fmt.Fprintf(stdout, "policy: %s (the leaf names no config leaf: recorded before custody logged its rules)\n", orNone(tx.Policy))
+		return
+	}
+	if src == nil {
+		fmt.Fprintf(stdout, "policy: %s, under config leaf %d (pass --log to read and prove its rules)\n", orNone(tx.Policy), *tx.ConfigLeaf)
+		return
+	}
+	cl, err := verify.ReadConfigLeaf(ctx, src, v, *tx.ConfigLeaf)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody verify: reading config leaf %d: %v\n", *tx.ConfigLeaf, err)
+		fmt.Fprintf(stdout, "policy: %s, under config leaf %d (unreadable)\n", orNone(tx.Policy), *tx.ConfigLeaf)
+		return
+	}
+	rules, ok := cl.Policy(tx.Policy)
+	if !ok {
+		rules = []byte("(not among the config's policies: the built-in default)")
+	}
+	fmt.Fprintf(stdout, "policy: %s, under config leaf %d (%s at %s, custody %s, config %s): %s\n",
+		orNone(tx.Policy), *tx.ConfigLeaf, cl.Reason, cl.Time, cl.Version, cl.Digest[:min(16, len(cl.Digest))], rules)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // parseReceiptOrBundle reads either a receipt or an offline bundle (a
