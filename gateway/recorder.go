@@ -175,6 +175,10 @@ func (r *LedgerRecorder) Claim(ctx context.Context, key, requestID string, ttl t
 // journal write failed, a full disk say, until it has recovered).
 func (r *LedgerRecorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
+// WitnessStatus says why checkpoints are not being published (the
+// witnesses' quorum does not answer), nil if they are.
+func (r *LedgerRecorder) WitnessStatus(ctx context.Context) error { return r.log.WitnessStatus(ctx) }
+
 func (r *LedgerRecorder) run() {
 	defer close(r.done)
 	tick := time.NewTicker(5 * time.Second)

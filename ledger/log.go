@@ -71,6 +71,14 @@ type Config struct {
 	// JournalSegmentSize is the size of each journal segment file, written
 	// with zeros before use (default 32 MiB).
 	JournalSegmentSize int64
+	// Witnesses cosign each checkpoint before it is published
+	// (ledger.witnesses); WitnessQuorum of them must (ledger.witness_policy
+	// quorum; zero means all). None: checkpoints are published signed by
+	// the log alone. WitnessTimeout bounds one round of asking them
+	// (default 5s).
+	Witnesses      []Witness
+	WitnessQuorum  int
+	WitnessTimeout time.Duration
 	// Logger receives what the ledger did by itself that an operator
 	// should know (a torn journal tail cut off at start). Nil: discarded.
 	Logger *slog.Logger
@@ -95,7 +103,8 @@ type Log struct {
 	cancel   context.CancelFunc // stops tessera's background work
 	lock     *os.File
 
-	j *journal
+	j   *journal
+	wit *witnessing // nil without witnesses
 
 	// integrated is the number of leaves tessera has sequenced and
 	// integrated (written by the resolver goroutine).
@@ -187,22 +196,37 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	if err := publishVerifier(filepath.Join(logPath, verify.VerifierFile), k.vkey); err != nil {
 		return nil, err
 	}
-	drv, err := posix.New(ctx, posix.Config{Path: logPath})
+	opts := tessera.NewAppendOptions().
+		WithCheckpointSigner(k.signer).
+		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
+		WithCheckpointInterval(cfg.CheckpointInterval)
+	pcfg := posix.Config{Path: logPath}
+	var wit *witnessing
+	if len(cfg.Witnesses) > 0 {
+		q := cfg.WitnessQuorum
+		if q == 0 {
+			q = len(cfg.Witnesses)
+		}
+		w, group, wopts, err := newWitnessing(cfg.Witnesses, q, cfg.WitnessTimeout)
+		if err != nil {
+			return nil, err
+		}
+		wit, pcfg.HTTPClient = w, w.client
+		opts = opts.WithWitnesses(group, wopts)
+	}
+	drv, err := posix.New(ctx, pcfg)
 	if err != nil {
 		return nil, err
 	}
 	tctx, cancel := context.WithCancel(context.Background())
-	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, tessera.NewAppendOptions().
-		WithCheckpointSigner(k.signer).
-		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
-		WithCheckpointInterval(cfg.CheckpointInterval))
+	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, opts)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	l := &Log{
 		cfg: cfg, keys: k, origin: k.signer.Name(), logPath: logPath,
-		app: app, reader: reader, shutdown: shutdown, cancel: cancel,
+		app: app, reader: reader, shutdown: shutdown, cancel: cancel, wit: wit,
 		pending:  map[uint64][]byte{},
 		feed:     make(chan feedBatch, 4096),
 		futures:  make(chan feedFuture, 1<<16),
@@ -474,6 +498,7 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*ver
 		return nil, fmt.Errorf("building inclusion proof: %w", err)
 	}
 	r.Checkpoint, r.InclusionProof = string(cpRaw), proof
+	r.Cosigned = l.wit != nil && l.wit.cosigned(cpRaw, l.keys.verifier)
 	return r, nil
 }
 

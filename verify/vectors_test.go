@@ -223,6 +223,10 @@ func writeVectors(t *testing.T) {
 			PromptTokensLocal: 12, PromptTokensReported: 12, CompletionTokens: 3, Verdict: custody.Verified,
 			RequestCommitment: Commit(salt("request", id), request), ResponseCommitment: Commit(salt("response", id), resp)}
 		tx.Pass(custody.CheckModel, "")
+		if i == 5 {
+			cl := uint64(1)
+			tx.ConfigLeaf = &cl // a version 2 leaf, naming its rules
+		}
 		leaf, err := EncodeLeaf(tx)
 		if err != nil {
 			t.Fatal(err)
@@ -292,6 +296,7 @@ func writeVectors(t *testing.T) {
 	add("valid-receipt-cosigned", "the same receipt under a 2-of-3 witness policy: all three cosigned", good, request, response, 2, "valid", all...)
 	add("valid-bundle", "the offline bundle of that receipt (C2SP tlog-proof inside), 2-of-3 witnesses", bundle(good), request, response, 2, "valid", all...)
 	add("valid-bundle-stream", "a streamed response's bundle: the commitment covers the bytes before the ': custody-receipt' line", bundle(receipt(4, cosigned)), request, streamed, 2, "valid", all...)
+	add("valid-bundle-leaf-v2", "the last leaf, version 2 (it names config leaf 1)", bundle(receipt(5, cosigned)), request, response, 2, "valid", all...)
 	add("valid-bundle-first-leaf", "the bundle of leaf 0 (a proof of three hashes)", bundle(receipt(0, cosigned)), request, response, 3, "valid", all...)
 	twoOf3 := string(signed) + ws[0].cosign(body, ts) + ws[2].cosign(body, ts)
 	add("valid-bundle-two-cosignatures", "cosigned by w1 and w3 only: meets the 2-of-3 quorum", bundle(receipt(3, twoOf3)), nil, nil, 2, "valid", "w1.example", "w3.example")

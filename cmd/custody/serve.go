@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -146,7 +147,8 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 
 	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
 		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
-		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger})
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger, Witnesses: ledgerWitnesses(cfg), WitnessQuorum: cfg.Ledger.WitnessPolicy.Quorum,
+		WitnessTimeout: cfg.Ledger.WitnessPolicy.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
 	}
@@ -236,6 +238,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		models[i] = m.Name
 	}
 	metrics := telemetry.NewMetrics(models)
+	metrics.Register(newWitnessCollector(a.log))
 	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
 	a.recorder.OnEvent = a.notify
 	a.setWebhooks(cfg)
@@ -445,7 +448,7 @@ func (a *app) reload(path, listen string) error {
 	if cfg.Index != old.Index {
 		fixed = append(fixed, "index")
 	}
-	if cfg.Ledger != old.Ledger {
+	if !reflect.DeepEqual(cfg.Ledger, old.Ledger) {
 		fixed = append(fixed, "ledger")
 	}
 	if len(fixed) > 0 {

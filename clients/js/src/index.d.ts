@@ -49,6 +49,8 @@ export interface Transaction {
   policy: string;
   verdict: string;
   code: string;
+  /** Version 2: the log index of the config leaf (the rules) in force. */
+  config_leaf?: number;
   request_commitment: string;
   response_commitment: string;
   [field: string]: unknown;

@@ -121,7 +121,7 @@ function hex8(n) {
  */
 export function parseReceipt(json) {
   const r = typeof json === "string" ? JSON.parse(json) : json;
-  const known = new Set(["v", "request_id", "origin", "key_id", "index", "leaf", "request_salt", "response_salt", "signature", "checkpoint", "inclusion_proof"]);
+  const known = new Set(["v", "request_id", "origin", "key_id", "index", "leaf", "request_salt", "response_salt", "signature", "checkpoint", "inclusion_proof", "cosigned"]);
   for (const k of Object.keys(r)) if (!known.has(k)) throw invalid(`malformed receipt: unknown field ${k}`);
   if (r.v !== 1) throw invalid(`malformed receipt: version ${r.v}`);
   const out = {
@@ -351,7 +351,10 @@ export async function verifyReceipt(receipt, opts) {
   } catch {
     throw invalid("leaf: not JSON");
   }
-  if (tx === null || typeof tx !== "object" || tx.v !== 1) throw invalid("leaf: unknown version");
+  // Version 2 adds config_leaf (the index of the rules in force); version 1 has none.
+  if (tx === null || typeof tx !== "object" || (tx.v !== 1 && tx.v !== 2) || (tx.v === 2) !== Number.isInteger(tx.config_leaf)) {
+    throw invalid("leaf: unknown version");
+  }
   if (tx.id !== r.requestId) throw invalid(`leaf is for request ${JSON.stringify(tx.id)}, receipt for ${JSON.stringify(r.requestId)}`);
   const request = toBytes(opts.request);
   if (request) {
