@@ -55,9 +55,10 @@ func TestIntegrationLatency(t *testing.T) {
 	p50, p99, worst := lat[n/2], lat[n*99/100], lat[n-1]
 	t.Logf("integration latency (durable -> in a published checkpoint), batch_max_age %s: p50 %s, p99 %s, max %s",
 		batchMaxAge, p50.Round(time.Millisecond), p99.Round(time.Millisecond), worst.Round(time.Millisecond))
-	// batch_max_age plus one checkpoint interval is the design bound;
-	// leave room for a loaded 2-core machine.
-	if p50 > 2*batchMaxAge+minCheckpointInterval || p99 > 4*batchMaxAge+2*minCheckpointInterval {
+	// batch_max_age plus one checkpoint interval is the design bound
+	// (~200ms); a loaded 2-core machine (the whole suite in parallel)
+	// doubles it, and the old 1s interval gave p50 over 1s.
+	if p50 > 7*batchMaxAge || p99 > 15*batchMaxAge {
 		t.Errorf("integration too slow: p50 %s, p99 %s with batch_max_age %s", p50, p99, batchMaxAge)
 	}
 }
