@@ -131,6 +131,11 @@ type Transaction struct {
 	ResponseCommitment   []byte `json:"response_commitment,omitempty"` // SHA-256(salt || response bytes)
 
 	Duration time.Duration `json:"duration_ns"`
+
+	// ConfigLeaf is the log index of the config leaf (the rules) in force
+	// when the transaction was recorded; nil before any. The ledger sets
+	// it.
+	ConfigLeaf *uint64 `json:"config_leaf,omitempty"`
 }
 
 // FallbackHeader is the value of Custody-Fallback: "none", or the providers

@@ -65,6 +65,36 @@ type Ledger struct {
 	// its log shard at PublicURL/log). Default http://<listen>. Replicas
 	// sharing a postgres index each need their own Origin and PublicURL.
 	PublicURL string `yaml:"public_url"`
+	// Witnesses cosign every checkpoint (C2SP tlog-witness) before it is
+	// published, so that a client can tell this log shows everyone the
+	// same history. Each witness must know the log (its origin and
+	// verifier key) first. Empty: checkpoints carry the log's signature
+	// only.
+	Witnesses []Witness `yaml:"witnesses"`
+	// WitnessPolicy says how many witnesses must cosign.
+	WitnessPolicy WitnessPolicy `yaml:"witness_policy"`
+}
+
+// Witness is one cosigning witness.
+type Witness struct {
+	// Name is the witness's name, as in its cosignature lines.
+	Name string `yaml:"name"`
+	// VKey is its cosignature/v1 verifier key ("name+hash+base64", as
+	// litewitness prints it).
+	VKey string `yaml:"vkey"`
+	// URL is its tlog-witness endpoint (custody POSTs URL/add-checkpoint).
+	URL string `yaml:"url"`
+}
+
+// WitnessPolicy is the cosigning requirement.
+type WitnessPolicy struct {
+	// Quorum is how many of the witnesses must cosign a checkpoint before
+	// it is published. Default (0): all of them. Requests never wait for
+	// witnesses; while fewer than Quorum answer, no new checkpoint is
+	// published and /readyz says so.
+	Quorum int `yaml:"quorum"`
+	// Timeout bounds one round of asking them. Default 5s.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Limits protect the gateway from its clients and its upstreams.

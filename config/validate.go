@@ -198,6 +198,7 @@ func (c *Config) Validate(file string) error {
 	if c.Ledger.BatchMaxSize < 0 {
 		bad("ledger.batch_max_size", "must not be negative")
 	}
+	validateWitnesses(&c.Ledger, bad)
 	if c.Ledger.SegmentBytes < 1<<20 {
 		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
 	}

@@ -264,6 +264,13 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 	var b bytes.Buffer
 	b.WriteString("ready\n")
 	writeProbes(&b, g.ProviderProbes())
+	// Witnesses are information too: without their quorum no checkpoint
+	// is published, but requests are served and recorded.
+	if ws, ok := g.rec.(interface{ WitnessStatus(context.Context) error }); ok {
+		if err := ws.WitnessStatus(r.Context()); err != nil {
+			fmt.Fprintf(&b, "witnesses: %v\n", err)
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

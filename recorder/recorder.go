@@ -210,6 +210,10 @@ func (r *Recorder) Claim(ctx context.Context, key, requestID string, ttl time.Du
 // journal write failed, a full disk say, until it has recovered).
 func (r *Recorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
+// WitnessStatus says why checkpoints are not being published (the
+// witnesses' quorum does not answer), nil if they are.
+func (r *Recorder) WitnessStatus(ctx context.Context) error { return r.log.WitnessStatus(ctx) }
+
 func (r *Recorder) run() {
 	defer close(r.done)
 	tick := time.NewTicker(5 * time.Second)
@@ -310,6 +314,9 @@ func (r *Recorder) reconcile(ctx context.Context, from int64) error {
 	for e, err := range r.log.Entries(ctx, uint64(from)) {
 		if err != nil {
 			return err
+		}
+		if verify.IsConfigLeaf(e.Leaf) {
+			continue // the rules, not a transaction: nothing to index
 		}
 		tx, err := verify.DecodeLeaf(e.Leaf)
 		if err != nil {

@@ -107,6 +107,10 @@ func (m *Metrics) Upstream(provider string, d time.Duration) {
 	m.upstreamDur.WithLabelValues(provider).Observe(d.Seconds())
 }
 
+// Register adds a collector of another package's (the ledger's witness
+// gauges) to the registry.
+func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register(c) }
+
 // LedgerLeaf counts one durable leaf.
 func (m *Metrics) LedgerLeaf() { m.ledgerLeaves.Inc() }
 

@@ -283,16 +283,6 @@ func jsonString(v any) string {
 	return string(b)
 }
 
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // waitFor polls cond until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 	t.Helper()

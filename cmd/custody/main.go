@@ -47,9 +47,11 @@ Usage:
                   [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
                   [--prefill-delay DURATION]
         run the reference upstream simulator
-  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT
-        verify one receipt: exit 0 valid, 1 invalid, 2 usage error
-  custody audit   --log URL|DIR [--state FILE] [--key VKEY]
+  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION]
+                  [--witness-key VKEY]... [--witness-quorum N] [--export FILE] RECEIPT
+  custody verify  --offline --key VKEY [--witness-key VKEY]... [--witness-quorum N] BUNDLE
+        verify one receipt: exit 0 valid, 1 invalid, 2 usage error, 3 not yet integrated
+  custody audit   --log URL|DIR [--state FILE] [--key VKEY] [--witness-key VKEY]... [--witness-quorum N]
   custody audit   --config FILE [--state-dir DIR]
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]

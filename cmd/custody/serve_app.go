@@ -112,9 +112,14 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 
 	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
 		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
-		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger})
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger, Witnesses: ledgerWitnesses(cfg), WitnessQuorum: cfg.Ledger.WitnessPolicy.Quorum,
+		WitnessTimeout: cfg.Ledger.WitnessPolicy.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
+	}
+	if err := recordConfig(a.log, cfg, "start"); err != nil {
+		a.log.Close(ctx)
+		return nil, err
 	}
 	a.closers = append(a.closers, func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -152,6 +157,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	}
 	// One registry for the process: a reload keeps every counter.
 	a.metrics = telemetry.NewMetrics(modelNames(cfg))
+	a.metrics.Register(newWitnessCollector(a.log))
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
 		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
