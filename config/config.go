@@ -31,6 +31,7 @@ type Config struct {
 	Canaries  Canaries   `yaml:"canaries"`
 	Webhooks  []Webhook  `yaml:"webhooks"`
 	Checks    Checks     `yaml:"checks"`
+	Debug     Debug      `yaml:"debug"`
 }
 
 // Index selects where the searchable index of transactions lives.
@@ -263,6 +264,15 @@ type Canaries struct {
 // when a path changes. A config that names neither probes nor an
 // interval sends no synthetic traffic.
 func (c *Canaries) Enabled() bool { return c.Interval > 0 || len(c.Probes) > 0 }
+
+// Debug holds operator diagnostics; all of them are off by default.
+type Debug struct {
+	// PProf serves Go's profiler (net/http/pprof) under /debug/pprof/ on
+	// the gateway's listener, to admin keys only: a CPU profile of a
+	// running gateway is then one request. Off by default. A profile holds
+	// stacks and sizes, never request or response bytes.
+	PProf bool `yaml:"pprof"`
+}
 
 // Checks tunes the integrity checks.
 type Checks struct {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/custody-gateway/custody/verify"
@@ -71,6 +72,9 @@ type journal struct {
 	// recovered (cut the failed bytes off and started a new segment):
 	// meanwhile every Append fails with it.
 	err error
+
+	// syncs counts the group commits' fdatasyncs that succeeded.
+	syncs atomic.Uint64
 
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
@@ -203,6 +207,11 @@ func (j *journal) faultAt(p string, off int64) error {
 	}
 	return j.fault(p, off)
 }
+
+// JournalSyncs is how many group commits the journal has made durable
+// since the log was opened: one fdatasync each, shared by every leaf of
+// the group. Its rate against the leaves' is the size of the groups.
+func (l *Log) JournalSyncs() uint64 { return l.j.syncs.Load() }
 
 // errJournalClosed is the cause of Appends after Close.
 var errJournalClosed = errors.New("ledger is closed")
@@ -345,6 +354,7 @@ func (j *journal) write(b []byte) error {
 		j.dirty = true
 		return fmt.Errorf("journal fsync: %w", err)
 	}
+	j.syncs.Add(1)
 	j.segSize += int64(len(b))
 	return nil
 }

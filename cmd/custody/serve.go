@@ -232,6 +232,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		models[i] = m.Name
 	}
 	metrics := telemetry.NewMetrics(models)
+	metrics.LedgerSyncs(a.log.JournalSyncs)
 	a.recorder.OnRecord = func(*custody.Transaction) { metrics.LedgerLeaf() }
 	a.recorder.OnEvent = a.notify
 	a.setWebhooks(cfg)
@@ -262,6 +263,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		KnownPaths:    a.knownPaths(),
 		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
+	}
+	if cfg.Debug.PProf {
+		opts.Mounts[pprofPrefix] = pprofMount(func() *gateway.Gateway { return gw })
 	}
 	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
 		opts.Tracer = a.tracer
