@@ -93,12 +93,12 @@ type mode struct {
 	OpenErr      int64
 	// The journal's group commits (durable modes), at saturation and in
 	// the non-streaming open loop, and the time each was counted over.
-	SatSyncs, OpenSyncs   int64
-	OpenTime              time.Duration
-	OpenN                 int64
-	HWMkB        int64
-	FirstErr     error
-	MaxLate      time.Duration
+	SatSyncs, OpenSyncs int64
+	OpenTime            time.Duration
+	OpenN               int64
+	HWMkB               int64
+	FirstErr            error
+	MaxLate             time.Duration
 }
 
 // proxyReport is the outcome of the proxy benchmark.
