@@ -48,7 +48,7 @@ func TestSmoke(t *testing.T) {
 			if m.SatN == 0 || m.rps() <= 0 || len(m.Lat) == 0 || len(m.TTFB) == 0 {
 				t.Errorf("%s: mode %s %s: no figures (sat %d, lat %d, ttfb %d)", rep.Layout.Name, m.Key, m.Name, m.SatN, len(m.Lat), len(m.TTFB))
 			}
-			if m.proc != nil && m.HWMkB <= 0 {
+			if m.proc != nil && (m.HWMkB <= 0 || m.SatRSSkB <= 0) {
 				t.Errorf("%s: mode %s %s: no peak RSS", rep.Layout.Name, m.Key, m.Name)
 			}
 			// The durable modes count their journal's group commits; a

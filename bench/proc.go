@@ -156,6 +156,10 @@ type procStat struct {
 	CPU   time.Duration // user + system, all threads
 	HWMkB int64         // peak resident set (VmHWM)
 	RSSkB int64         // current resident set (VmRSS)
+	// Wait is the time its threads were runnable but waiting for a CPU
+	// (the second field of /proc/<pid>/task/*/schedstat, summed): on a
+	// machine shared with other work, what the CPU time cannot show.
+	Wait time.Duration
 }
 
 // clockTick is USER_HZ, 100 on every Linux ABI Go supports.
@@ -200,7 +204,26 @@ func readProc(pid int) (procStat, error) {
 			s.RSSkB = n
 		}
 	}
+	s.Wait = schedWait(pid)
 	return s, nil
+}
+
+// schedWait sums the run-queue wait of pid's threads (0 where the
+// kernel keeps no schedstats).
+func schedWait(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			ns += n
+		}
+	}
+	return time.Duration(ns)
 }
 
 func (c *child) proc() (procStat, error) { return readProc(c.cmd.Process.Pid) }

@@ -87,6 +87,8 @@ type mode struct {
 	SatTime      time.Duration
 	SatRPS       []float64 // per round
 	CPU          time.Duration
+	Wait         time.Duration // runnable but not running, at saturation
+	SatRSSkB     int64         // the largest resident set sampled at saturation
 	SimCPU       time.Duration
 	SimCPUN      int64
 	Lat, TTFB    []time.Duration
@@ -326,7 +328,9 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	if err != nil {
 		return err
 	}
+	stopRSS := m.sampleRSS()
 	r := m.load.closedLoop(ctx, p.Conc, p.SatDur, p.SatN)
+	stopRSS()
 	after, err := m.cpu(simc)
 	if err != nil {
 		return err
@@ -344,6 +348,7 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	m.SatTime += r.Elapsed
 	m.SatRPS = append(m.SatRPS, r.rps())
 	m.CPU += after[0] - before[0]
+	m.Wait += after[2] - before[2]
 	m.SimCPU += after[1] - before[1]
 	m.SimCPUN += r.N
 	m.keepErr(r.FirstErr)
@@ -427,15 +432,41 @@ func (m *mode) openSyncsPerSec() float64 {
 	return float64(m.OpenSyncs) / m.OpenTime.Seconds()
 }
 
-// cpu reads the proxy's and the simulator's CPU time.
-func (m *mode) cpu(simc *child) ([2]time.Duration, error) {
-	var out [2]time.Duration
+// sampleRSS samples the proxy's resident set every 50 ms into SatRSSkB
+// until stop is called.
+func (m *mode) sampleRSS() (stop func()) {
+	if m.proc == nil {
+		return func() {}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if st, err := m.proc.proc(); err == nil {
+				m.SatRSSkB = max(m.SatRSSkB, st.RSSkB)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// cpu reads the proxy's CPU time, the simulator's, and the proxy's
+// run-queue wait.
+func (m *mode) cpu(simc *child) ([3]time.Duration, error) {
+	var out [3]time.Duration
 	if m.proc != nil {
 		st, err := m.proc.proc()
 		if err != nil {
 			return out, err
 		}
-		out[0] = st.CPU
+		out[0], out[2] = st.CPU, st.Wait
 	}
 	st, err := simc.proc()
 	if err != nil {
