@@ -83,6 +83,7 @@ type journal struct {
 	preparing sync.WaitGroup // the goroutine filling it
 
 	// Owned by the syncer goroutine.
+	ds       *dataSyncer // its fdatasync, waited for in the poller where it can be
 	f        *os.File
 	segSize  int64
 	segments []uint64 // first index of each segment still on disk, ascending
@@ -109,8 +110,10 @@ func openJournal(dir string, segMax int64, next uint64, old []uint64, durable fu
 		exited:     make(chan struct{}),
 		prepared:   make(chan *os.File, 1),
 		segments:   slices.Clone(old),
+		ds:         newDataSyncer(),
 	}
 	if err := j.newSegment(next); err != nil {
+		j.ds.close()
 		return nil, err
 	}
 	go j.syncLoop()
@@ -350,7 +353,7 @@ func (j *journal) write(b []byte) error {
 		j.dirty = true
 		return fmt.Errorf("journal write: %w", err)
 	}
-	if err := fdatasync(j.f); err != nil {
+	if err := j.ds.sync(j.f); err != nil {
 		j.dirty = true
 		return fmt.Errorf("journal fsync: %w", err)
 	}
@@ -395,6 +398,7 @@ func (j *journal) close() error {
 	default:
 	}
 	<-j.exited
+	j.ds.close()
 	j.removeIntegrated()
 	j.preparing.Wait()
 	select {
