@@ -34,6 +34,7 @@ type Index struct {
 
 	// Statements of the write path, prepared once on w.
 	claim *sql.Stmt
+	put   map[int]*putStmts // by row count (putShapes)
 
 	pruner    prune.Pruner
 	closeOnce sync.Once
@@ -93,7 +94,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		}
 		*s.dst = st
 	}
-	return nil
+	return x.preparePut(ctx)
 }
 
 // Close waits for a background claim cleanup, then closes the file.
@@ -105,6 +106,7 @@ func (x *Index) Close() error {
 				st.Close()
 			}
 		}
+		x.closePut()
 		var errR error
 		if x.r != nil {
 			errR = x.r.Close()
