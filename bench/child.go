@@ -90,6 +90,7 @@ func runChild(ctx context.Context, role string) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		if syncs != nil {
 			// The line custody serve's /metrics has, for the same reader.
 			mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {

@@ -31,8 +31,9 @@ type proxyParams struct {
 	openDur, strDur time.Duration
 	// Profile, if set, is where a CPU profile of mode E at saturation is
 	// written, taken over ProfileDur after the rounds.
-	Profile    string
-	ProfileDur time.Duration
+	Profile     string
+	ProfileDur  time.Duration
+	ProfileMode string // the key of the mode profiled; "": F, else E
 	Log        io.Writer // progress
 	KeepLogs   bool      // keep the children's logs and data directories
 	// Modes are the keys of the modes to measure (A and B always are:
@@ -263,14 +264,16 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		}
 	}
 	if p.Profile != "" {
-		// The profile is of custody serve (F), else of the assembled E.
-		if target := rep.mode("F"); target != nil {
-			err = profile(ctx, target, p, profilePath(p.Profile, lay))
-		} else if target := rep.mode("E"); target != nil {
-			err = profile(ctx, target, p, profilePath(p.Profile, lay))
+		// The profile is of custody serve (F), else of the assembled E,
+		// unless -profile-mode says which.
+		target := rep.mode(p.ProfileMode)
+		if target == nil || target.proc == nil {
+			target = rep.judged()
 		}
-		if err != nil {
-			return nil, err
+		if target != nil {
+			if err := profile(ctx, target, p, profilePath(p.Profile, lay)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return rep, nil
@@ -493,7 +496,14 @@ func profile(ctx context.Context, m *mode, p proxyParams, path string) error {
 	if err := fetch(m.proc.PProf+"/debug/pprof/allocs", path+".allocs"); err != nil {
 		return err
 	}
-	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs)\n", m.Name, r.rps(), path, path)
+	// And one second of execution trace under the same load: where the
+	// goroutines wait (go tool trace -pprof=sched|syscall|net FILE.trace).
+	go func() { done <- m.load.closedLoop(lctx, p.Conc, 3*time.Second, 0) }()
+	if err := fetch(m.proc.PProf+"/debug/pprof/trace?seconds=1", path+".trace"); err != nil {
+		return err
+	}
+	<-done
+	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs, %s.trace)\n", m.Name, r.rps(), path, path, path)
 	return nil
 }
 

@@ -51,8 +51,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	rate := fs.Float64("rate", 1000, "open-loop request rate (lowered if saturation is under 1.5x it)")
 	fs.DurationVar(&o.OpenDur, "open", 3*time.Second, "open-loop time per mode per round (non-streaming)")
 	fs.DurationVar(&o.StrDur, "stream", 1500*time.Millisecond, "open-loop time per mode per round (streaming)")
-	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode F (else E) at saturation, per layout: FILE.pprof becomes FILE.one-core.pprof (and .allocs)")
+	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode F (else E, or -profile-mode) at saturation, per layout: FILE.pprof becomes FILE.one-core.pprof (and .allocs, .trace)")
 	profDur := fs.Duration("profile-time", 10*time.Second, "how long the profile runs")
+	profMode := fs.String("profile-mode", "", "the mode -profile profiles (default F, else E; B to F)")
 	fs.DurationVar(&o.TokenDur, "token-time", 3*time.Second, "time per encoding per counter")
 	fs.StringVar(&o.TiktokDir, "tiktoken-dir", filepath.Join(os.TempDir(), "tk"), "where npm's tiktoken is (installed if missing)")
 	fs.BoolVar(&o.NoNode, "no-node", false, "skip the npm tiktoken comparison")
@@ -74,7 +75,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
-		ProfileDur: *profDur, Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
+		ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
 	for _, k := range strings.Split(*modes, ",") {
 		k = strings.ToUpper(strings.TrimSpace(k))
 		if k == "" {
