@@ -41,6 +41,10 @@ type proxyParams struct {
 	Modes map[string]bool
 	// Custody is the `custody serve` binary of mode F (built by run).
 	Custody string
+	// Baseline, if set, is a `custody serve` built at BaselineRef (run
+	// -baseline), measured as mode G beside F: before and after under the
+	// same noise.
+	Baseline, BaselineRef string
 }
 
 // layout is where the processes run.
@@ -176,8 +180,12 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		target = append(target, fmt.Sprintf("GOMAXPROCS=%d", lay.GOMAXPROCS))
 	}
 	var modes []*mode
-	for _, am := range allModes {
-		if am.Key != "A" && am.Key != "B" && p.Modes != nil && !p.Modes[am.Key] {
+	all := allModes
+	if p.Baseline != "" {
+		all = append(slices.Clone(all), struct{ Key, Name string }{"G", "serve@" + p.BaselineRef})
+	}
+	for _, am := range all {
+		if am.Key != "A" && am.Key != "B" && am.Key != "G" && p.Modes != nil && !p.Modes[am.Key] {
 			continue
 		}
 		m := &mode{Key: am.Key, Name: am.Name}
@@ -196,6 +204,15 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 				return nil, err
 			}
 			spec.argv = []string{p.Custody, "serve", "--config", cfg}
+		case "G":
+			// An older custody may not know debug.pprof, nor count its
+			// fsyncs: neither is asked of it.
+			dir := filepath.Join(logDir, "baseline")
+			cfg := filepath.Join(logDir, "baseline.yaml")
+			if err = os.WriteFile(cfg, []byte(benchYAML(simURL, dir, "")), 0o600); err != nil {
+				return nil, err
+			}
+			spec.name, spec.argv = "baseline", []string{p.Baseline, "serve", "--config", cfg}
 		default:
 			dir := filepath.Join(logDir, m.Name)
 			if err = os.Mkdir(dir, 0o700); err != nil {
@@ -206,6 +223,9 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		}
 		if m.proc, err = startChild(spec); err != nil {
 			return nil, err
+		}
+		if m.Key == "G" {
+			m.proc.Syncs, m.proc.PProf = "", ""
 		}
 		children = append(children, m.proc)
 		m.load = newLoader(m.proc.URL)

@@ -53,6 +53,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.StrDur, "stream", 1500*time.Millisecond, "open-loop time per mode per round (streaming)")
 	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode F (else E, or -profile-mode) at saturation, per layout: FILE.pprof becomes FILE.one-core.pprof (and .allocs, .trace)")
 	profDur := fs.Duration("profile-time", 10*time.Second, "how long the profile runs")
+	baseline := fs.String("baseline", "", "also measure `custody serve` built at this git ref (e.g. main) as mode G, beside F")
 	profMode := fs.String("profile-mode", "", "the mode -profile profiles (default F, else E; B to F)")
 	fs.DurationVar(&o.TokenDur, "token-time", 3*time.Second, "time per encoding per counter")
 	fs.StringVar(&o.TiktokDir, "tiktoken-dir", filepath.Join(os.TempDir(), "tk"), "where npm's tiktoken is (installed if missing)")
@@ -75,7 +76,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
-		ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
+		BaselineRef: *baseline, ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
 	for _, k := range strings.Split(*modes, ",") {
 		k = strings.ToUpper(strings.TrimSpace(k))
 		if k == "" {
@@ -169,6 +170,49 @@ func buildCustody(root string) (bin string, cleanup func(), err error) {
 	return bin, func() { os.RemoveAll(dir) }, nil
 }
 
+// buildCustodyAt builds custody as it is at git ref (mode G): the tree
+// of ref, exported with git archive, built with go build.
+func buildCustodyAt(root, ref string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "custody-bench-baseline-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o700); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	archive := exec.Command("git", "archive", "--format=tar", ref)
+	archive.Dir = root
+	untar := exec.Command("tar", "-x", "-C", src)
+	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	var aerr strings.Builder
+	archive.Stderr = &aerr
+	if err := untar.Start(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if err := archive.Run(); err != nil {
+		untar.Wait()
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: git archive: %v: %s", ref, err, aerr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: extracting: %w", ref, err)
+	}
+	bin, bcleanup, err := buildCustody(src)
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: %w", ref, err)
+	}
+	return bin, func() { bcleanup(); cleanup() }, nil
+}
+
 // results is everything one run measured.
 type results struct {
 	Machine machine
@@ -219,6 +263,14 @@ func measure(ctx context.Context, o *options, log io.Writer) (*results, error) {
 			}
 			defer cleanup()
 			o.Proxy.Custody = bin
+		}
+		if o.Proxy.BaselineRef != "" {
+			bin, cleanup, err := buildCustodyAt(o.RepoRoot, o.Proxy.BaselineRef)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			o.Proxy.Baseline = bin
 		}
 		for _, lay := range o.Layouts {
 			rep, err := runProxies(ctx, o.Proxy, lay)
