@@ -33,9 +33,9 @@ type proxyParams struct {
 	// written, taken over ProfileDur after the rounds.
 	Profile     string
 	ProfileDur  time.Duration
-	ProfileMode string // the key of the mode profiled; "": F, else E
-	Log        io.Writer // progress
-	KeepLogs   bool      // keep the children's logs and data directories
+	ProfileMode string    // the key of the mode profiled; "": F, else E
+	Log         io.Writer // progress
+	KeepLogs    bool      // keep the children's logs and data directories
 	// Modes are the keys of the modes to measure (A and B always are:
 	// every figure is a ratio to them).
 	Modes map[string]bool
