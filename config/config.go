@@ -32,6 +32,7 @@ type Config struct {
 	Evals     []Eval     `yaml:"evals"`
 	Webhooks  []Webhook  `yaml:"webhooks"`
 	Checks    Checks     `yaml:"checks"`
+	Debug     Debug      `yaml:"debug"`
 }
 
 // Index selects where the searchable index of transactions lives.
@@ -328,6 +329,15 @@ type Eval struct {
 	// Rate bounds the suite's requests per second on one route (eval
 	// traffic is billed like any other). Default 2.
 	Rate float64 `yaml:"rate"`
+}
+
+// Debug holds operator diagnostics; all of them are off by default.
+type Debug struct {
+	// PProf serves Go's profiler (net/http/pprof) under /debug/pprof/ on
+	// the gateway's listener, to admin keys only: a CPU profile of a
+	// running gateway is then one request. Off by default. A profile holds
+	// stacks and sizes, never request or response bytes.
+	PProf bool `yaml:"pprof"`
 }
 
 // Checks tunes the integrity checks.

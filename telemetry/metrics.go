@@ -114,6 +114,15 @@ func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register
 // LedgerLeaf counts one durable leaf.
 func (m *Metrics) LedgerLeaf() { m.ledgerLeaves.Inc() }
 
+// LedgerSyncs exports syncs, the ledger's count of journal group
+// commits (ledger.Log.JournalSyncs), as custody_ledger_fsyncs_total: one
+// fdatasync each, shared by every leaf of the group.
+func (m *Metrics) LedgerSyncs(syncs func() uint64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "custody_ledger_fsyncs_total",
+		Help: "Group commits of the ledger's journal: one fdatasync each, shared by every leaf of the group."},
+		func() float64 { return float64(syncs()) }))
+}
+
 // Canary sets a probe's status on a route.
 func (m *Metrics) Canary(route, probe string, ok bool) {
 	v := 0.0

@@ -158,6 +158,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	// One registry for the process: a reload keeps every counter.
 	a.metrics = telemetry.NewMetrics(modelNames(cfg))
 	a.metrics.Register(newWitnessCollector(a.log))
+	a.metrics.LedgerSyncs(a.log.JournalSyncs)
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
 		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
@@ -236,6 +237,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		KnownPaths:    a.knownPaths(),
 		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
+	}
+	if cfg.Debug.PProf {
+		opts.Mounts[pprofPrefix] = pprofMount(func() *gateway.Gateway { return gw })
 	}
 	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
 		opts.Tracer = a.tracer

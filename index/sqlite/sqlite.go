@@ -37,6 +37,7 @@ type Index struct {
 
 	// Statements of the write path, prepared once on w.
 	claim *sql.Stmt
+	put   map[int]*putStmts // by row count (putShapes)
 
 	pruner    prune.Pruner
 	closeOnce sync.Once
@@ -97,7 +98,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		*s.dst = st
 	}
 	x.Store = sqlq.Store{Q: db{r: x.r, w: x.w, prepared: map[string]*sql.Stmt{sqlq.ClaimSQL: x.claim}}, Dialect: dialect, Pruner: &x.pruner}
-	return nil
+	return x.preparePut(ctx)
 }
 
 // Close waits for a background claim cleanup, then closes the file.
@@ -109,6 +110,7 @@ func (x *Index) Close() error {
 				st.Close()
 			}
 		}
+		x.closePut()
 		var errR error
 		if x.r != nil {
 			errR = x.r.Close()
