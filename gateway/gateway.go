@@ -32,27 +32,27 @@ import (
 
 // Gateway is the http.Handler of `custody serve`.
 type Gateway struct {
-	cfg        *config.Config
-	keys       *keyring
-	models     map[string]*model
-	policies   map[string]*config.Policy
-	replay     *check.Replay
-	rec        Recorder
-	contam     Contamination
-	log        *slog.Logger
-	now        func() time.Time
-	mux        *http.ServeMux
-	limiter    *tenantLimiter
-	budget     *policy.Budget
-	health     Health
-	paths      *pathTracker
-	observer   Observer
-	onPath     func(model string, route int)
-	checks     checkSet
-	tracer     Tracer
-	canaries   *canary.Runner
-	clients    map[string]*upstream.Client
-	probes     probes // ProbeProviders' outcomes, for /readyz
+	cfg      *config.Config
+	keys     *keyring
+	models   map[string]*model
+	policies map[string]*config.Policy
+	replay   *check.Replay
+	rec      Recorder
+	contam   Contamination
+	log      *slog.Logger
+	now      func() time.Time
+	mux      *http.ServeMux
+	limiter  *tenantLimiter
+	budget   *policy.Budget
+	health   Health
+	paths    *pathTracker
+	observer Observer
+	onPath   func(model string, route int)
+	checks   checkSet
+	tracer   Tracer
+	canaries *canary.Runner
+	clients  map[string]*upstream.Client
+	probes   probes // ProbeProviders' outcomes, for /readyz
 	// cacheKey makes the tenants' prompt-cache salts; new at every New
 	// (see cache.go). cacheHist is what each salt can have cached.
 	cacheKey  [32]byte
