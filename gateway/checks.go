@@ -6,30 +6,28 @@ import (
 	"net/http"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/template"
 )
 
-// checkSet is the response checks a gateway runs (Options.Checks); nil
-// runs every one.
-type checkSet map[string]bool
-
-func newCheckSet(names []string) checkSet {
-	if names == nil {
+// checkCapacity is the preflight: only a prompt whose bytes could exceed
+// the model's capacity is counted before forwarding, and no further than
+// deciding takes.
+func (x *exchange) checkCapacity(p *accounting.Prepared, body []byte) error {
+	m := x.model
+	if !check.MustCount(p.Bytes(body), m.capacity) {
+		x.tx.Pass(custody.CheckCapacity, "bytes under capacity")
 		return nil
 	}
-	s := checkSet{}
-	for _, n := range names {
-		s[n] = true
+	least, _ := p.Exceeds(m.capacity)
+	if err := check.Capacity(least, m.capacity); err != nil {
+		x.tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
+		return err
 	}
-	return s
+	x.tx.Pass(custody.CheckCapacity, "")
+	return nil
 }
-
-func (s checkSet) runs(check string) bool { return s == nil || s[check] }
-
-// none reports whether no check runs: the upstream's answer need not
-// even be read.
-func (s checkSet) none() bool { return s != nil && len(s) == 0 }
 
 // verdictOf records the outcome of check name, which returned err: a
 // failure is recorded under the check the outcome table names for its

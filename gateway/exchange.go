@@ -8,7 +8,6 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 )
 
@@ -162,18 +161,8 @@ func (x *exchange) run() error {
 	if err != nil {
 		return err
 	}
-	if check.MustCount(prepared.Bytes(counted), m.capacity) {
-		// Only a prompt whose bytes could exceed capacity is counted
-		// before forwarding, and no further than deciding takes; it is
-		// never forwarded if it exceeds.
-		least, _ := prepared.Exceeds(m.capacity)
-		if err := check.Capacity(least, m.capacity); err != nil {
-			tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
-			return err
-		}
-		tx.Pass(custody.CheckCapacity, "")
-	} else {
-		tx.Pass(custody.CheckCapacity, "bytes under capacity")
+	if err := x.checkCapacity(prepared, counted); err != nil {
+		return err // never forwarded
 	}
 	x.prompt = x.startPromptWork(prompt, prepared)
 	return x.forward()

@@ -207,7 +207,7 @@ func (g *Gateway) onlyIn(method string, d Dialect, h http.Handler) http.Handler 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			g.writeError(w, d, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
+			g.refuse(w, d, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -224,7 +224,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			g.log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			g.writeError(w, openaiChat, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
+			g.refuse(w, openaiChat, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
 		}
 	}()
 	if len(r.TransferEncoding) > 0 {

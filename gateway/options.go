@@ -78,6 +78,9 @@ type Tracer interface {
 // (metrics and traces).
 type Observer interface {
 	Transaction(tx *custody.Transaction)
+	// Refusal is a refusal by one of custody's own endpoints (not an
+	// exchange): not_found, method_not_allowed, forbidden, rate_limited.
+	Refusal(code custody.Code)
 	Upstream(provider string, d time.Duration)
 }
 

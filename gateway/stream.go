@@ -64,10 +64,10 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if raw.Comment || len(raw.Data) == 0 {
 			continue // upstream keep-alives are not relayed
 		}
-		if raw.Cut && !raw.Done() {
+		ev, err := events.Read(raw.Data)
+		if raw.Cut && (err != nil || !ev.Terminal) {
 			break // the input ended inside this event: truncated
 		}
-		ev, err := events.Read(raw.Data)
 		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
 			return x.upstreamFault(rt, err)
 		}

@@ -102,6 +102,12 @@ func (m *Metrics) Transaction(tx *custody.Transaction) {
 	m.requestDuration.Observe(tx.Duration.Seconds())
 }
 
+// Refusal counts the code of a refusal by one of custody's own endpoints
+// (not an exchange, whose codes Transaction counts).
+func (m *Metrics) Refusal(code custody.Code) {
+	m.checkFailures.WithLabelValues(string(code)).Inc()
+}
+
 // Upstream observes one upstream call.
 func (m *Metrics) Upstream(provider string, d time.Duration) {
 	m.upstreamDur.WithLabelValues(provider).Observe(d.Seconds())

@@ -89,7 +89,7 @@ type answer struct {
 // leaf; client_closed has no client to read a body or a header (its
 // record is found by code in the index); not_found, method_not_allowed
 // and forbidden answer custody's own endpoints, not an exchange (no
-// Custody-Checks, leaf or metric); internal_error is a bug, which no
+// Custody-Checks or leaf; the metric counts them); internal_error is a bug, which no
 // input may cause (TestUsageHelp and the fuzzers look for those), so only
 // its row is checked.
 func TestEveryOutcome(t *testing.T) {
@@ -245,6 +245,10 @@ func TestEveryOutcome(t *testing.T) {
 			}
 			if !strings.Contains(string(doc), fmt.Sprintf("| `%s` | `%s` |", c.code.Check(), c.code)) {
 				t.Errorf("%s: not in docs/checks.md", c.code)
+			}
+			_, metrics := get(t, s.URL+"/metrics", "")
+			if sumMetric(metrics, `custody_check_failures_total{code="`+string(c.code)+`"}`) < 1 {
+				t.Errorf("%s: custody_check_failures_total does not count it", c.code)
 			}
 		}
 	})
