@@ -120,7 +120,24 @@ function hex8(n) {
  * @param {string|object} json
  */
 export function parseReceipt(json) {
+  return malformed("receipt", () => parseReceiptFields(json));
+}
+
+// malformed turns any failure to read untrusted input (bad JSON, a number
+// where a string belongs) into a VerificationError.
+function malformed(what, f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof VerificationError) throw e;
+    throw invalid(`malformed ${what}: ${e.message}`);
+  }
+}
+
+function parseReceiptFields(json) {
   const r = typeof json === "string" ? JSON.parse(json) : json;
+  if (r === null || typeof r !== "object" || Array.isArray(r)) throw invalid("malformed receipt: not an object");
+  if (r.index !== undefined && !Number.isSafeInteger(r.index)) throw invalid("malformed receipt: index");
   const known = new Set(["v", "request_id", "origin", "key_id", "index", "leaf", "request_salt", "response_salt", "signature", "checkpoint", "inclusion_proof", "cosigned"]);
   for (const k of Object.keys(r)) if (!known.has(k)) throw invalid(`malformed receipt: unknown field ${k}`);
   if (r.v !== 1) throw invalid(`malformed receipt: version ${r.v}`);
@@ -134,7 +151,7 @@ export function parseReceipt(json) {
     responseSalt: fromBase64(r.response_salt ?? ""),
     signature: fromBase64(r.signature ?? ""),
     checkpoint: r.checkpoint ?? "",
-    inclusionProof: (r.inclusion_proof ?? []).map(fromBase64),
+    inclusionProof: (r.inclusion_proof ?? []).map((h) => fromBase64(h)),
   };
   return checkShape(out, "receipt");
 }
@@ -162,7 +179,12 @@ function checkShape(r, what) {
  * @param {string|object} json
  */
 export function parseBundle(json) {
+  return malformed("bundle", () => parseBundleFields(json));
+}
+
+function parseBundleFields(json) {
   const b = typeof json === "string" ? JSON.parse(json) : json;
+  if (b === null || typeof b !== "object" || Array.isArray(b)) throw invalid("malformed bundle: not an object");
   const known = new Set(["format", "request_id", "origin", "key_id", "leaf", "request_salt", "response_salt", "signature", "proof"]);
   for (const k of Object.keys(b)) if (!known.has(k)) throw invalid(`malformed bundle: unknown field ${k}`);
   if (b.format !== BUNDLE_FORMAT) throw invalid(`malformed bundle: format ${JSON.stringify(b.format)}`);
@@ -186,8 +208,8 @@ export function parseBundle(json) {
 
 /** Parse either: a bundle has "format". */
 export function parseReceiptOrBundle(json) {
-  const o = typeof json === "string" ? JSON.parse(json) : json;
-  return "format" in o ? parseBundle(o) : parseReceipt(o);
+  const o = malformed("receipt", () => (typeof json === "string" ? JSON.parse(json) : json));
+  return o !== null && typeof o === "object" && "format" in o ? parseBundle(o) : parseReceipt(o);
 }
 
 function parseTlogProof(s) {
