@@ -1,8 +1,8 @@
 // Command custody is the inference-integrity gateway: `custody serve`
-// runs it; `sim`, `verify`, `audit`, `canary`, `doctor`, `ledger` and
+// runs it; `sim`, `verify`, `audit`, `canary`, `eval`, `doctor`, `ledger` and
 // `version` are its tools.
 // main only calls run, which returns the exit code. Each subcommand is one
-// file (serve.go, sim.go, verify.go, audit.go, canary.go, doctor.go, ledger.go,
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, eval.go, doctor.go, ledger.go,
 // version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
@@ -56,6 +56,8 @@ Usage:
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]
         run every canary probe once: exit 1 if any fails
+  custody eval    [--config FILE] [--suite NAME] [--route MODEL/PROVIDER] [--pin]
+        run the evaluation suites once through the pipeline: exit 1 if one is under its threshold
   custody doctor  [--config FILE] [--json]
         check the config against the live upstreams: exit 1 on a problem, with what to change
   custody ledger  check|repair [--data DIR]
@@ -77,6 +79,7 @@ var commands = map[string]command{
 	"verify": runVerify,
 	"audit":  runAudit,
 	"canary": runCanary,
+	"eval":   runEval,
 	"doctor": runDoctor,
 	"ledger": runLedger,
 	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {
