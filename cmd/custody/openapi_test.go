@@ -192,9 +192,10 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 			t.Errorf("documented path %s was not called with success", p)
 		}
 	}
-	// Every admin path the gateway mounts, and every one the console
-	// reads, is in the document (and so, by the loop above, called).
-	for _, p := range custodyPaths(t, "../../gateway", "../../console", ".") {
+	// Every admin path mounted anywhere in the module (the gateway, serve's
+	// mounts), and every one the console reads, is in the document (and
+	// so, by the loop above, called).
+	for _, p := range custodyPaths(t, "../..") {
 		if !documented(doc.Paths(), p) {
 			t.Errorf("%s is in the sources (mounted or read) but not in gateway/openapi.json", p)
 		}
@@ -269,46 +270,53 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	}
 }
 
-// custodyPaths are the /v1/custody/ paths written in the Go sources of
-// dirs (tests excluded): string literals, pattern methods ("GET ")
-// dropped, a path parameter's name dropped ("{}"). A literal ending in
-// "/" is a prefix (of a path with a parameter).
-func custodyPaths(t *testing.T, dirs ...string) []string {
+// custodyPaths are the /v1/custody/ paths written in the Go sources
+// under root (tests and testdata excluded): string literals that start
+// with one, a pattern's method ("GET ") dropped. A literal ending in "/"
+// is a prefix (of a path with a parameter).
+func custodyPaths(t *testing.T, root string) []string {
 	t.Helper()
 	seen := map[string]bool{}
 	var out []string
-	for _, dir := range dirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				lit, ok := n.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				v, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					return true
-				}
-				if _, p, ok := strings.Cut(v, " "); ok && strings.HasPrefix(p, "/") {
-					v = p
-				}
-				if strings.HasPrefix(v, "/v1/custody/") && !seen[v] {
-					seen[v] = true
-					out = append(out, v)
-				}
+		if d.IsDir() && p != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
 				return true
-			})
-		}
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if _, p, ok := strings.Cut(v, " "); ok && strings.HasPrefix(p, "/") {
+				v = p
+			}
+			if strings.HasPrefix(v, "/v1/custody/") && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+			return true
+		})
 	}
 	if len(out) < 8 {
 		t.Fatalf("found only %v in the sources: the scan is broken", out)
