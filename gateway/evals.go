@@ -300,7 +300,7 @@ type evalCaseJSON struct {
 	Pass      bool    `json:"pass"`
 	Reason    string  `json:"reason"` // the failed assertion, never answer text; "" when it passed
 	Status    int     `json:"status"`
-	Code      string  `json:"code"` // custody's rejection code, ""
+	Code      string  `json:"code"` // custody's code if it rejected the answer, else ""
 	LatencyMS float64 `json:"latency_ms"`
 	Digest    string  `json:"digest"`
 }
