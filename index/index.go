@@ -53,7 +53,8 @@ type Index interface {
 	// or model, each by verdict and canary.
 	Breakdown(ctx context.Context, q BreakdownQuery) ([]BreakdownRow, error)
 
-	// AddEvents appends events to the timeline; their ID and, if zero,
+	// AddEvents appends events to the timeline (a transaction's event of
+	// a type at most once: adding it again is a no-op); their ID and, if zero,
 	// their Time are assigned by the index.
 	AddEvents(ctx context.Context, evs ...Event) error
 	// Events returns events matching q, newest first (by Time, then ID).

@@ -235,7 +235,12 @@ func (r *Recorder) run() {
 		if evs := eventsOf(batch); len(evs) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			if err := r.idx.AddEvents(ctx, evs...); err != nil {
-				r.logger.Error("recording events failed", "n", len(evs), "err", err)
+				// The log holds the records they come from: reconciliation
+				// derives them again when the index answers.
+				r.logger.Error("recording events failed; reconciliation will add them from the log", "n", len(evs), "err", err)
+				for _, rec := range batch {
+					r.markLow(rec.LeafIndex)
+				}
 			}
 			cancel()
 			if r.onEvent != nil {
@@ -305,7 +310,9 @@ func (r *Recorder) markLow(i int64) {
 	}
 }
 
-// reconcile indexes every leaf of the log from index from on.
+// reconcile indexes every leaf of the log from index from on, with the
+// events each makes (the index keeps a transaction's event once, so those
+// it has already are not added again).
 func (r *Recorder) reconcile(ctx context.Context, from int64) error {
 	if from < 0 {
 		from = 0
@@ -327,16 +334,24 @@ func (r *Recorder) reconcile(ctx context.Context, from int64) error {
 		}
 		batch = append(batch, index.Record{Transaction: *tx, Shard: r.shard, LeafIndex: int64(e.Index)})
 		if len(batch) == cap(batch) {
-			if err := r.idx.Put(ctx, batch...); err != nil {
+			if err := r.indexBatch(ctx, batch); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
-	if len(batch) > 0 {
-		return r.idx.Put(ctx, batch...)
+	return r.indexBatch(ctx, batch)
+}
+
+// indexBatch writes reconciled records and their events.
+func (r *Recorder) indexBatch(ctx context.Context, batch []index.Record) error {
+	if len(batch) == 0 {
+		return nil
 	}
-	return nil
+	if err := r.idx.Put(ctx, batch...); err != nil {
+		return err
+	}
+	return r.idx.AddEvents(ctx, eventsOf(batch)...)
 }
 
 // Close indexes what is queued and stops.

@@ -137,3 +137,33 @@ func testEventPaging(t *testing.T, x index.Index) {
 		t.Errorf("unknown cursor: err = %v, want ErrNotFound", err)
 	}
 }
+
+// testEventOnce: a transaction's event of a type is on the timeline once,
+// however often it is added (the recorder derives events again from the
+// log after an outage); events of no transaction are all kept.
+func testEventOnce(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	violation := index.Event{Time: t0, Type: index.EventViolation, RequestID: "r1", Tenant: "a", Model: "m", Provider: "p",
+		Code: custody.CodeModelMismatch, Detail: "rejected"}
+	fallback := index.Event{Time: t0, Type: index.EventFallback, RequestID: "r1", Tenant: "a", Model: "m", Provider: "p", Detail: "a>p"}
+	canary := index.Event{Time: t0, Type: index.EventCanary, Model: "m", Provider: "p", Route: "m/p", Detail: "failed echo"}
+	for range 2 {
+		if err := x.AddEvents(ctx, violation, fallback, canary); err != nil {
+			t.Fatalf("AddEvents: %v", err)
+		}
+	}
+	if err := x.AddEvents(ctx, violation, violation); err != nil {
+		t.Fatalf("AddEvents of one event twice in a batch: %v", err)
+	}
+	all, err := x.Events(ctx, index.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, e := range all {
+		count[e.Type]++
+	}
+	if count[index.EventViolation] != 1 || count[index.EventFallback] != 1 || count[index.EventCanary] != 2 {
+		t.Errorf("events by type %v, want one violation, one fallback, both canary runs", count)
+	}
+}

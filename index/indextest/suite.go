@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 		{"Stats", testStats},
 		{"Breakdown", testBreakdown},
 		{"EventPaging", testEventPaging},
+		{"EventOnce", testEventOnce},
 		{"ClaimFirstWins", testClaimFirstWins},
 		{"ClaimExpiry", testClaimExpiry},
 		{"ClaimConcurrent", testClaimConcurrent},

@@ -13,9 +13,11 @@ const addEventsSQL = `INSERT INTO events (time_ns, type, request_id, tenant, mod
 SELECT t, typ, rid, ten, mod, prov, rt, code, det
 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
 	WITH ORDINALITY AS u(t, typ, rid, ten, mod, prov, rt, code, det, ord)
-ORDER BY ord`
+ORDER BY ord
+ON CONFLICT (request_id, type) WHERE request_id <> '' DO NOTHING`
 
-// AddEvents appends evs in one statement.
+// AddEvents appends evs in one statement. A transaction's event of a
+// type already on the timeline is not added again (see 003_event_once.sql).
 func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 	if len(evs) == 0 {
 		return nil

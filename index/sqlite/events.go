@@ -8,7 +8,8 @@ import (
 	"github.com/custody-gateway/custody/index"
 )
 
-// AddEvents appends evs in one transaction.
+// AddEvents appends evs in one transaction. A transaction's event of a
+// type already on the timeline is not added again (see 004_event_once.sql).
 func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -21,7 +22,8 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 		return fmt.Errorf("index: add events: %w", err)
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, route, code, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, route, code, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (request_id, type) WHERE request_id <> '' DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("index: add events: %w", err)
 	}
