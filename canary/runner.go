@@ -487,6 +487,12 @@ func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 			res = r.probeCache(pctx, rt.t)
 		}
 		cancel()
+		if ctx.Err() != nil {
+			// Cut short (a reload or shutdown stopped the runner): a
+			// cancelled run says nothing of the route, so neither its
+			// status nor its health changes, and no event is sent.
+			return rep
+		}
 		res.Duration = time.Since(start)
 		rep.Results = append(rep.Results, res)
 		// A skipped or inconclusive probe says nothing about the route:

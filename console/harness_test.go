@@ -19,6 +19,7 @@ import (
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
@@ -113,7 +114,7 @@ func newEnv(t *testing.T, tls bool) *env {
 	}
 	t.Cleanup(func() { idx.Close() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec, err := gateway.NewLedgerRecorder(ctx, lg, idx, []string{"acme"}, "", logger)
+	rec, err := recorder.New(ctx, recorder.Config{Log: lg, Index: idx, TenantIDs: []string{"acme"}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -180,5 +181,22 @@ func TestTranslatedFrontStream(t *testing.T) {
 	tx := h.rec.last(t)
 	if tx.Verdict != custody.Verified || tx.PromptTokensLocal != tx.PromptTokensReported {
 		t.Errorf("recorded %+v", tx)
+	}
+}
+
+// TestNotAResponseSameOutcome: an upstream body that is not a response is
+// shape=upstream_error_as_success, plain or as a stream's chunk.
+func TestNotAResponseSameOutcome(t *testing.T) {
+	h := newHarness(t, testConfig)
+	h.primary.mutate = func(resp map[string]any, _ *http.Request) { resp["choices"] = "not a list" }
+	h.primary.stream = func(w io.Writer, id string, usage int) {
+		io.WriteString(w, "data: {\"choices\":7}\n\ndata: [DONE]\n\n")
+	}
+	for _, stream := range []bool{false, true} {
+		resp, body := h.do("POST", "/v1/chat/completions", "sk-acme", chat("small", "hi", stream))
+		checks := resp.Header.Get("Custody-Checks")
+		if resp.StatusCode != 502 || errCode(t, body) != "upstream_error_as_success" || !strings.Contains(checks, "shape=upstream_error_as_success") {
+			t.Errorf("stream %v: %d %s %s", stream, resp.StatusCode, checks, body)
+		}
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/custody-gateway/custody/config"
 )
 
-// EndpointReenroll is the leaf endpoint of an identity re-enrollment: an
-// admin action, recorded in the ledger like a transaction.
-const EndpointReenroll = "custody.canary.reenroll"
+// EndpointReenroll is the leaf endpoint of an identity re-enrollment
+// (custody.EndpointReenroll): an admin action, recorded in the ledger
+// like a transaction.
+const EndpointReenroll = custody.EndpointReenroll
 
 // canaryStatus answers GET /v1/custody/canaries: every route's last run.
 func (g *Gateway) canaryStatus(w http.ResponseWriter, r *http.Request) error {
@@ -74,7 +75,8 @@ func (g *Gateway) reenroll(w http.ResponseWriter, r *http.Request) error {
 		provider, _, _ := strings.Cut(strings.TrimPrefix(req.Route, rt.Model+"/"), "/")
 		tx := &custody.Transaction{ID: custody.NewID(now), Time: now.UTC(), Endpoint: EndpointReenroll, Tenant: config.AdminPrincipal,
 			Canary: true, RequestedModel: rt.Model, Provider: provider, Route: rt.Index, Decision: string(ev.Kind),
-			Verdict: custody.Verified, Status: http.StatusOK, PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1}
+			Status: http.StatusOK, PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1}
+		tx.Conclude()
 		if err := g.rec.Record(r.Context(), tx); err != nil {
 			return custody.Wrap(custody.CodeLedgerUnavailable, err, "re-enrolled, but the act could not be recorded")
 		}

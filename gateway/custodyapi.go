@@ -14,12 +14,13 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/recorder"
 )
 
 // Evidence is what the custody API reads: records and events from the
 // index, receipts from the log.
 type Evidence struct {
-	Recorder *LedgerRecorder
+	Recorder *recorder.Recorder
 	Index    index.Index
 	Log      *ledger.Log
 	// HTTP fetches receipts from other replicas; nil means the default.

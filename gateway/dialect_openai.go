@@ -116,7 +116,9 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 		return Event{Terminal: true, End: openai.DoneEvent}, nil
 	}
 	if err := s.chunk.Decode(data); err != nil {
-		return Event{}, responseError(err, custody.CodeStreamInconsistent, "a chunk that is not JSON")
+		// As a plain body that is not a response: the same fault, the
+		// same outcome.
+		return Event{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a chunk that is not a response")
 	}
 	if err := s.ident.Chunk(&s.chunk); err != nil {
 		return Event{}, err

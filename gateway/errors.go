@@ -15,9 +15,19 @@ import (
 func (g *Gateway) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			g.writeError(w, openaiChat, err)
+			g.refuse(w, openaiChat, err)
 		}
 	})
+}
+
+// refuse answers a request to one of custody's own endpoints with err,
+// and counts its code (an exchange's refusals are counted with its
+// transaction).
+func (g *Gateway) refuse(w http.ResponseWriter, d Dialect, err error) {
+	if g.observer != nil {
+		g.observer.Refusal(clientError(err).Code)
+	}
+	g.writeError(w, d, err)
 }
 
 // clientError returns the *custody.Error to show for err: a non-custody

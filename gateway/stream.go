@@ -29,7 +29,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	defer idle.Stop()
 
 	x.checkEcho(rt, resp)
-	if tx.Verdict == custody.Rejected {
+	if tx.Rejected() {
 		return firstFailure(tx)
 	}
 	sr := openai.NewSSEReader(resp.Body, maxEvent)
@@ -64,14 +64,11 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if raw.Comment || len(raw.Data) == 0 {
 			continue // upstream keep-alives are not relayed
 		}
-		if raw.Cut && !raw.Done() {
+		ev, err := events.Read(raw.Data)
+		if raw.Cut && (err != nil || !ev.Terminal) {
 			break // the input ended inside this event: truncated
 		}
-		ev, err := events.Read(raw.Data)
-		if err != nil && x.g.skipChecks && custody.CodeOf(err) != custody.CodeResponseAmbiguous && custody.CodeOf(err) != custody.CodeStreamInconsistent {
-			err = nil // benchmarks only: relay without checks
-		}
-		if err != nil {
+		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
 			return x.upstreamFault(rt, err)
 		}
 		if ev.Usage != nil {
@@ -88,18 +85,16 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			}
 			break
 		}
-		if first && x.g.skipChecks {
-			first = false
-		} else if first {
+		if first {
 			first = false
 			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
 			x.checkModel(rt)
 			x.checkReplay(rt, ev.ID, nil)
-			if tx.Verdict == custody.Rejected {
+			if tx.Rejected() {
 				return firstFailure(tx)
 			}
 		}
-		if ev.Text != "" && !x.g.skipChecks {
+		if ev.Text != "" && x.g.checks.runs(custody.CheckContamination) {
 			if scan.feed(ev.Text) {
 				return firstFailure(tx)
 			}
@@ -145,26 +140,19 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			"provider "+rt.cfg.Provider+" ended the stream without its terminal event")
 	}
 	if first {
-		tx.Fail(custody.CheckStream, custody.CodeUpstreamErrorAsSuccess, "empty stream")
+		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "empty stream")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
 	}
-	if !x.g.skipChecks {
-		if err := events.End(sawUsage); err != nil {
-			x.verdictOf(err, custody.CheckStream)
-			return err
-		}
-		tx.Pass(custody.CheckStream, "")
-		x.checkPromptTokens(sawUsage)
-		x.checkCache(rt, cached)
-		if scan.finish() {
+	if x.g.checks.runs(custody.CheckStream) {
+		if x.verdictOf(events.End(sawUsage), custody.CheckStream); tx.Rejected() {
 			return firstFailure(tx)
 		}
 	}
-	if tx.Verdict == custody.Rejected {
+	x.checkPromptTokens(sawUsage)
+	x.checkCache(rt, cached)
+	scan.finish()
+	if tx.Rejected() {
 		return firstFailure(tx)
-	}
-	if tx.Verdict == "" {
-		tx.Verdict = custody.Verified
 	}
 	tx.Status = http.StatusOK
 	if err := x.record(); err != nil {
@@ -224,6 +212,7 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 	err := x.record()
 	if err != nil {
 		e = clientError(err)
+		x.tx.Fail(e.Code.Check(), e.Code, "")
 		ev = x.front.StreamError(e)
 	}
 	x.w.Write(ev)
@@ -234,81 +223,4 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 // clientGone marks a transaction whose client disconnected.
 func (x *exchange) clientGone(err error) error {
 	return &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: errors.Join(err, context.Canceled)}
-}
-
-// streamScan feeds a stream's text to the contamination scanner without
-// ever making the stream wait for it: until the prompt's own fingerprints
-// are ready (they are computed beside the forwarding, like the count),
-// text is held and scanned as soon as they are. A finding then ends the
-// stream at the next chunk; finish scans the rest before the end is
-// released.
-type streamScan struct {
-	x        *exchange
-	held     []byte
-	reported bool // the finding has been recorded
-}
-
-// feed scans text (or holds it); it reports whether the transaction is
-// now rejected.
-func (s *streamScan) feed(text string) bool {
-	sc, ready := s.x.prompt.ready()
-	if !ready {
-		s.held = append(s.held, text...)
-		return false
-	}
-	if sc == nil {
-		return false
-	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
-	}
-	sc.Write([]byte(text))
-	return s.check(sc)
-}
-
-// finish waits for the fingerprints, scans what was held and records the
-// outcome; it reports whether the transaction is rejected.
-func (s *streamScan) finish() bool {
-	sc := s.x.prompt.wait().scanner
-	if sc == nil {
-		return false
-	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
-	}
-	if s.check(sc) {
-		return true
-	}
-	if !s.reported {
-		s.x.tx.Pass(custody.CheckContamination, "")
-	}
-	return false
-}
-
-func (s *streamScan) check(sc Scanner) bool {
-	if _, found := sc.Finding(); found && !s.reported {
-		s.reported = true
-		s.x.checkContamination()
-	}
-	return s.x.tx.Verdict == custody.Rejected
-}
-
-// upstreamFault records and returns the failure of an upstream body (or
-// event) that its dialect could not read: ambiguous members, not a
-// response at all, or an event inconsistent with its stream. The message
-// names the provider and the member, never a value.
-func (x *exchange) upstreamFault(rt route, err error) error {
-	e := clientError(err)
-	msg := "provider " + rt.cfg.Provider + ": " + e.Message
-	check := custody.CheckStream
-	switch e.Code {
-	case custody.CodeResponseAmbiguous:
-		check = custody.CheckMembers
-	case custody.CodeUpstreamErrorAsSuccess:
-		check = custody.CheckShape
-	}
-	x.tx.Fail(check, e.Code, msg)
-	return custody.Errorf(e.Code, "%s", msg)
 }

@@ -6,6 +6,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,16 +28,18 @@ type Metrics struct {
 	ledgerLeaves    prometheus.Counter
 	requestDuration prometheus.Histogram
 	upstreamDur     *prometheus.HistogramVec
-	known           map[string]bool // model names that may be labels
+	// known are the model names that may be labels: replaced (on a
+	// config reload), never mutated.
+	known atomic.Pointer[map[string]bool]
 }
 
-// NewMetrics registers the collectors; models are the configured
-// client-facing model names (any other requested name is "unknown").
+// NewMetrics registers the collectors in a registry of their own; models
+// are the configured client-facing model names (any other requested name
+// is "unknown"). One Metrics serves a process: a config reload calls
+// SetModels, and every counter goes on.
 func NewMetrics(models []string) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), known: map[string]bool{}}
-	for _, name := range models {
-		m.known[name] = true
-	}
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.SetModels(models)
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_requests_total",
 		Help: "Transactions by requested model, effective provider and verdict."}, []string{"model", "provider", "verdict"})
@@ -64,10 +67,20 @@ func NewMetrics(models []string) *Metrics {
 	return m
 }
 
+// SetModels replaces the model names that may be labels (the models of
+// the config in force). Safe beside Transaction.
+func (m *Metrics) SetModels(models []string) {
+	known := make(map[string]bool, len(models))
+	for _, name := range models {
+		known[name] = true
+	}
+	m.known.Store(&known)
+}
+
 // Transaction counts one finished transaction.
 func (m *Metrics) Transaction(tx *custody.Transaction) {
 	model := tx.RequestedModel
-	if !m.known[model] {
+	if !(*m.known.Load())[model] {
 		model = "unknown"
 	}
 	m.requests.WithLabelValues(model, tx.Provider, string(tx.Verdict)).Inc()
@@ -84,6 +97,12 @@ func (m *Metrics) Transaction(tx *custody.Transaction) {
 		m.pathChanges.WithLabelValues(model).Inc()
 	}
 	m.requestDuration.Observe(tx.Duration.Seconds())
+}
+
+// Refusal counts the code of a refusal by one of custody's own endpoints
+// (not an exchange, whose codes Transaction counts).
+func (m *Metrics) Refusal(code custody.Code) {
+	m.checkFailures.WithLabelValues(string(code)).Inc()
 }
 
 // Upstream observes one upstream call.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custody-gateway/custody"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -130,4 +131,30 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestMetricsKeptAcrossReload: SetModels (a config reload) changes which
+// model names are labels and restarts no counter; Refusal counts the
+// codes of custody's own endpoints beside the transactions'.
+func TestMetricsKeptAcrossReload(t *testing.T) {
+	m := NewMetrics([]string{"a"})
+	m.Transaction(&custody.Transaction{RequestedModel: "a", Provider: "p", Verdict: custody.Verified})
+	m.Transaction(&custody.Transaction{RequestedModel: "b", Provider: "p", Verdict: custody.Verified})
+	m.SetModels([]string{"a", "b"})
+	m.Transaction(&custody.Transaction{RequestedModel: "a", Provider: "p", Verdict: custody.Verified})
+	m.Transaction(&custody.Transaction{RequestedModel: "b", Provider: "p", Verdict: custody.Verified})
+	m.Refusal(custody.CodeNotFound)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"a, before and after", testutil.ToFloat64(m.requests.WithLabelValues("a", "p", "verified")), 2},
+		{"b before it was configured", testutil.ToFloat64(m.requests.WithLabelValues("unknown", "p", "verified")), 1},
+		{"b after", testutil.ToFloat64(m.requests.WithLabelValues("b", "p", "verified")), 1},
+		{"not_found", testutil.ToFloat64(m.checkFailures.WithLabelValues("not_found")), 1},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
 }

@@ -1,4 +1,13 @@
-package gateway
+// Package recorder makes transactions durable: each one is appended to
+// the transparency log before the client is answered, then indexed in the
+// background, in batches. The log is the source of truth: a record the
+// index misses (a crash between the two, a full queue) is filled in from
+// the log by reconciliation, at start and then periodically.
+//
+// A Recorder is built once per process (cmd/custody): its hooks are
+// constructor arguments, never fields rewritten while requests run, so a
+// config reload swaps the gateway around it without touching it.
+package recorder
 
 import (
 	"bytes"
@@ -17,32 +26,47 @@ import (
 	"github.com/custody-gateway/custody/verify"
 )
 
-// LedgerRecorder records each transaction in the transparency log,
-// durably, before the client is answered; then in the index, in the
-// background. The log is the source of truth: a record the index misses
-// (a crash between the two, a full queue) is filled in from the log by
-// reconciliation, at start and then periodically.
-type LedgerRecorder struct {
+// Recorder records each transaction in the transparency log, durably,
+// before the client is answered; then in the index, in the background.
+type Recorder struct {
 	log     *ledger.Log
 	idx     index.Index
 	shard   string
-	tenants map[string]string // pseudonym -> tenant id
+	tenants map[string]string // pseudonym -> tenant id; read-only after New
 	logger  *slog.Logger
+	// onRecord and onEvent are Config's; set once by New.
+	onRecord func(tx *custody.Transaction)
+	onEvent  func(index.Event)
 
 	queue   chan index.Record
 	pending sync.Map // request id -> index.Record, until indexed
 	dropped atomic.Int64
 	low     atomic.Int64 // lowest leaf index dropped since the last reconcile; -1 none
-	// OnRecord, if set, is called after each durable append (metrics).
-	OnRecord func(tx *custody.Transaction)
-	// OnEvent, if set, is called with each event once it is indexed
-	// (webhooks), from the indexing goroutine: never on the request path.
-	OnEvent func(index.Event)
 
 	scans chan struct{} // semaphore of the lookups in the log (fromLog)
 
 	stop chan struct{}
 	done chan struct{}
+}
+
+// Config is what a Recorder is built from.
+type Config struct {
+	Log   *ledger.Log
+	Index index.Index
+	// TenantIDs are the configured tenant ids, to map the log's
+	// pseudonyms back.
+	TenantIDs []string
+	// PublicURL is where other replicas reach this one (its log is
+	// PublicURL + "/log"); "" for none.
+	PublicURL string
+	Logger    *slog.Logger // nil: slog.Default()
+	// OnRecord, if set, is called after each durable append, on the
+	// request's goroutine (metrics): it must be cheap and safe for
+	// concurrent use.
+	OnRecord func(tx *custody.Transaction)
+	// OnEvent, if set, is called with each event once it is indexed
+	// (webhooks), from the indexing goroutine: never on the request path.
+	OnEvent func(index.Event)
 }
 
 // indexLinger is how long the indexer waits to fill a batch.
@@ -53,20 +77,24 @@ const indexLinger = 10 * time.Millisecond
 // and reconciliation at start rescans that many leaves.
 const queueSize = 1 << 14
 
-// NewLedgerRecorder starts the indexing goroutine. tenantIDs are the
-// configured tenant ids, to map the log's pseudonyms back; publicURL is
-// where other replicas reach this one (its log is publicURL + "/log").
-func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tenantIDs []string, publicURL string, logger *slog.Logger) (*LedgerRecorder, error) {
-	r := &LedgerRecorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
+// New reconciles the index with the log and starts the indexing
+// goroutine; Close stops it.
+func New(ctx context.Context, c Config) (*Recorder, error) {
+	l, idx, logger := c.Log, c.Index, c.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	r := &Recorder{log: l, idx: idx, shard: l.Origin(), tenants: map[string]string{}, logger: logger,
+		onRecord: c.OnRecord, onEvent: c.OnEvent,
 		queue: make(chan index.Record, queueSize), scans: make(chan struct{}, logScans), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
-	for _, id := range slices.Concat(tenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
+	for _, id := range slices.Concat(c.TenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
 	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
 		return nil, err
 	}
-	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: publicURL, VerifierKey: l.VerifierKey()}); err != nil {
+	if err := idx.RegisterShard(ctx, index.Shard{Origin: l.Origin(), URL: c.PublicURL, VerifierKey: l.VerifierKey()}); err != nil {
 		return nil, err
 	}
 	max, err := idx.MaxLeafIndex(ctx, r.shard)
@@ -83,10 +111,10 @@ func NewLedgerRecorder(ctx context.Context, l *ledger.Log, idx index.Index, tena
 }
 
 // Salts are the commitment salts of a request.
-func (r *LedgerRecorder) Salts(id string) (request, response [32]byte) { return r.log.Salts(id) }
+func (r *Recorder) Salts(id string) (request, response [32]byte) { return r.log.Salts(id) }
 
 // Record appends tx durably, then queues it for the index.
-func (r *LedgerRecorder) Record(ctx context.Context, tx *custody.Transaction) error {
+func (r *Recorder) Record(ctx context.Context, tx *custody.Transaction) error {
 	leafIndex, err := r.log.AppendIndex(ctx, tx)
 	if err != nil {
 		return err
@@ -102,17 +130,24 @@ func (r *LedgerRecorder) Record(ctx context.Context, tx *custody.Transaction) er
 		r.pending.Delete(tx.ID)
 		r.markLow(rec.LeafIndex)
 	}
-	if r.OnRecord != nil {
-		r.OnRecord(tx)
+	if r.onRecord != nil {
+		r.onRecord(tx)
 	}
 	return nil
+}
+
+// Pending reports whether the record of request id awaits the index
+// (Lookup answers it from memory until then).
+func (r *Recorder) Pending(id string) bool {
+	_, ok := r.pending.Load(id)
+	return ok
 }
 
 // Lookup finds the record of a request: recently recorded, or indexed.
 // While the index does not answer, the newest logScanWindow leaves of
 // this replica's own log are searched instead, so that recent receipts
 // stay available through an index outage.
-func (r *LedgerRecorder) Lookup(ctx context.Context, id string) (index.Record, error) {
+func (r *Recorder) Lookup(ctx context.Context, id string) (index.Record, error) {
 	if v, ok := r.pending.Load(id); ok {
 		return v.(index.Record), nil
 	}
@@ -136,7 +171,7 @@ const (
 // fromLog searches the newest logScanWindow leaves of the log for the
 // transaction id. ok is false if it is not there, or too many searches
 // are running already.
-func (r *LedgerRecorder) fromLog(ctx context.Context, id string) (rec index.Record, ok bool) {
+func (r *Recorder) fromLog(ctx context.Context, id string) (rec index.Record, ok bool) {
 	select {
 	case r.scans <- struct{}{}:
 		defer func() { <-r.scans }()
@@ -167,15 +202,15 @@ func (r *LedgerRecorder) fromLog(ctx context.Context, id string) (rec index.Reco
 
 // Claim is the replay check's claim shared by every replica of the index:
 // the request id that first claimed key within ttl.
-func (r *LedgerRecorder) Claim(ctx context.Context, key, requestID string, ttl time.Duration) (string, error) {
+func (r *Recorder) Claim(ctx context.Context, key, requestID string, ttl time.Duration) (string, error) {
 	return r.idx.ClaimResponse(ctx, key, requestID, ttl)
 }
 
 // Ready reports whether the ledger can take leaves (not while its last
 // journal write failed, a full disk say, until it has recovered).
-func (r *LedgerRecorder) Ready(ctx context.Context) error { return r.log.Ready() }
+func (r *Recorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
-func (r *LedgerRecorder) run() {
+func (r *Recorder) run() {
 	defer close(r.done)
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -199,9 +234,9 @@ func (r *LedgerRecorder) run() {
 				r.logger.Error("recording events failed", "n", len(evs), "err", err)
 			}
 			cancel()
-			if r.OnEvent != nil {
+			if r.onEvent != nil {
 				for _, e := range evs {
-					r.OnEvent(e)
+					r.onEvent(e)
 				}
 			}
 		}
@@ -257,7 +292,7 @@ func (r *LedgerRecorder) run() {
 	}
 }
 
-func (r *LedgerRecorder) markLow(i int64) {
+func (r *Recorder) markLow(i int64) {
 	for {
 		low := r.low.Load()
 		if (low >= 0 && low <= i) || r.low.CompareAndSwap(low, i) {
@@ -267,7 +302,7 @@ func (r *LedgerRecorder) markLow(i int64) {
 }
 
 // reconcile indexes every leaf of the log from index from on.
-func (r *LedgerRecorder) reconcile(ctx context.Context, from int64) error {
+func (r *Recorder) reconcile(ctx context.Context, from int64) error {
 	if from < 0 {
 		from = 0
 	}
@@ -298,7 +333,7 @@ func (r *LedgerRecorder) reconcile(ctx context.Context, from int64) error {
 }
 
 // Close indexes what is queued and stops.
-func (r *LedgerRecorder) Close() {
+func (r *Recorder) Close() {
 	close(r.stop)
 	<-r.done
 }
@@ -312,22 +347,22 @@ func eventsOf(recs []index.Record) []index.Event {
 		base := index.Event{Time: tx.Time, RequestID: tx.ID, Tenant: tx.Tenant, Model: tx.RequestedModel, Provider: tx.Provider}
 		if tx.Code != "" && tx.Code.Integrity() {
 			e := base
-			e.Type, e.Code, e.Detail = "violation", tx.Code, string(tx.Verdict)
+			e.Type, e.Code, e.Detail = index.EventViolation, tx.Code, string(tx.Verdict)
 			evs = append(evs, e)
 		}
 		if len(tx.FallbackChain) > 1 {
 			e := base
-			e.Type, e.Detail = "fallback", tx.FallbackHeader()
+			e.Type, e.Detail = index.EventFallback, tx.FallbackHeader()
 			evs = append(evs, e)
 		}
-		if tx.Endpoint == EndpointReenroll {
+		if tx.Endpoint == custody.EndpointReenroll {
 			e := base
-			e.Type, e.Detail = "canary", "reenrolled by an admin"
+			e.Type, e.Detail = index.EventCanary, "reenrolled by an admin"
 			evs = append(evs, e)
 		}
 		if tx.PathChange {
 			e := base
-			e.Type, e.Detail = "path_change", tx.Provider+"|"+tx.ResponseModel+"|"+tx.Fingerprint
+			e.Type, e.Detail = index.EventPathChange, tx.Provider+"|"+tx.ResponseModel+"|"+tx.Fingerprint
 			evs = append(evs, e)
 		}
 	}
