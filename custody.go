@@ -89,6 +89,10 @@ func (o Outcome) HeaderValue() string {
 // re-enrollment of a route (not a proxied request).
 const EndpointReenroll = "custody.canary.reenroll"
 
+// EndpointEval is the Endpoint of the record of an evaluation run: one
+// leaf a run of a suite on a route, beside the leaves of its cases.
+const EndpointEval = "custody.eval"
+
 // Transaction is everything custody knows about one request and its
 // response, except their bytes: those are represented by salted
 // commitments. It is what the ledger leaf encodes and the index stores.
@@ -127,6 +131,11 @@ type Transaction struct {
 	ResponseCommitment   []byte `json:"response_commitment,omitempty"` // SHA-256(salt || response bytes)
 
 	Duration time.Duration `json:"duration_ns"`
+
+	// ConfigLeaf is the log index of the config leaf (the rules) in force
+	// when the transaction was recorded; nil before any. The ledger sets
+	// it.
+	ConfigLeaf *uint64 `json:"config_leaf,omitempty"`
 }
 
 // FallbackHeader is the value of Custody-Fallback: "none", or the providers

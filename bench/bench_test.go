@@ -37,15 +37,35 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Proxy == nil || len(res.Proxy.Modes) != 5 {
-		t.Fatalf("proxy report: %+v", res.Proxy)
+	if len(res.Proxy) != 2 {
+		t.Fatalf("proxy reports: %d, want one per layout (one-core, two-core)", len(res.Proxy))
 	}
-	for _, m := range res.Proxy.Modes {
-		if m.SatN == 0 || m.rps() <= 0 || len(m.Lat) == 0 || len(m.TTFB) == 0 {
-			t.Errorf("mode %s %s: no figures (sat %d, lat %d, ttfb %d)", m.Key, m.Name, m.SatN, len(m.Lat), len(m.TTFB))
+	for _, rep := range res.Proxy {
+		if len(rep.Modes) != len(allModes) {
+			t.Fatalf("%s: %d modes, want %d", rep.Layout.Name, len(rep.Modes), len(allModes))
 		}
-		if m.proc != nil && m.HWMkB <= 0 {
-			t.Errorf("mode %s %s: no peak RSS", m.Key, m.Name)
+		for _, m := range rep.Modes {
+			if m.SatN == 0 || m.rps() <= 0 || len(m.Lat) == 0 || len(m.TTFB) == 0 {
+				t.Errorf("%s: mode %s %s: no figures (sat %d, lat %d, ttfb %d)", rep.Layout.Name, m.Key, m.Name, m.SatN, len(m.Lat), len(m.TTFB))
+			}
+			if m.proc != nil && (m.HWMkB <= 0 || m.SatRSSkB <= 0) {
+				t.Errorf("%s: mode %s %s: no peak RSS", rep.Layout.Name, m.Key, m.Name)
+			}
+			// The durable modes count their journal's group commits; a
+			// leaf is durable only after one, so there is at least one.
+			if durable := m.Key == "E" || m.Key == "F"; durable && (m.SatSyncs <= 0 || m.OpenSyncs <= 0) {
+				t.Errorf("%s: mode %s %s: fsyncs not counted (saturation %d, open loop %d)", rep.Layout.Name, m.Key, m.Name, m.SatSyncs, m.OpenSyncs)
+			}
+		}
+		if j := rep.judged(); j == nil || j.Key != "F" {
+			t.Errorf("%s: targets judged on %v, want F (custody serve)", rep.Layout.Name, j)
+		}
+	}
+	// one-core pins each target to one CPU: its CPU time cannot exceed
+	// its wall time by more than the clock's granularity.
+	for _, m := range res.Proxy[0].Modes {
+		if m.proc != nil && m.CPU > m.SatTime+100*time.Millisecond {
+			t.Errorf("one-core: mode %s used %v of CPU in %v of saturation: not pinned", m.Key, m.CPU, m.SatTime)
 		}
 	}
 	if len(res.Tokens) != len(encodings) {
@@ -63,7 +83,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("audit: no figure: %+v", res.Audit)
 	}
 	md := res.markdown()
-	for _, want := range []string{"A direct", "E durable", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -53,6 +53,7 @@ func runChild(ctx context.Context, role string) error {
 	var (
 		h       http.Handler
 		cleanup func()
+		syncs   func() uint64 // the durable mode's journal group commits
 		err     error
 	)
 	switch role {
@@ -61,7 +62,7 @@ func runChild(ctx context.Context, role string) error {
 	case "bare":
 		h, err = bareProxy(os.Getenv(upstreamEnv))
 	case "custody":
-		h, cleanup, err = custodyHandler(ctx, os.Getenv(modeEnv), os.Getenv(upstreamEnv), os.Getenv(dirEnv))
+		h, cleanup, syncs, err = custodyHandler(ctx, os.Getenv(modeEnv), os.Getenv(upstreamEnv), os.Getenv(dirEnv))
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -90,10 +91,20 @@ func runChild(ctx context.Context, role string) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		if syncs != nil {
+			// The line custody serve's /metrics has, for the same reader.
+			mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "custody_ledger_fsyncs_total %d\n", syncs())
+			})
+		}
 		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go psrv.Serve(pln)
 		defer psrv.Close()
 		fmt.Fprintf(out, "pprof http://%s\n", pln.Addr())
+		if syncs != nil {
+			fmt.Fprintf(out, "syncs http://%s/metrics\n", pln.Addr())
+		}
 	}
 	fmt.Fprintln(out, "ready")
 	out.Flush()
@@ -144,13 +155,18 @@ func bareProxy(upstreamURL string) (http.Handler, error) {
 	}), nil
 }
 
-// benchConfig is custody's configuration in the benchmark: one tenant
-// with an API key, one OpenAI-kind provider (the simulator process), one
-// model, the defaults for everything else.
-func benchConfig(upstreamURL, dir string) (*config.Config, error) {
-	y := fmt.Sprintf(`listen: 127.0.0.1:0
+// benchAdminKey is the admin key of the custody children (mode F's
+// profiler is behind it).
+const benchAdminKey = "cust-bench-admin"
+
+// benchYAML is custody's configuration in the benchmark: one tenant with
+// an API key, one OpenAI-kind provider (the simulator process), one
+// model, the defaults for everything else. Mode F runs `custody serve`
+// with it, plus extra (debug.pprof, so that it can be profiled).
+func benchYAML(upstreamURL, dir, extra string) string {
+	return fmt.Sprintf(`listen: 127.0.0.1:0
 data_dir: %q
-admin_keys: ["cust-bench-admin"]
+admin_keys: [%q]
 tenants:
   - id: bench
     api_keys: [%q]
@@ -166,8 +182,12 @@ models:
     routes:
       - provider: sim
         model: sim-1
-`, dir, benchKey, upstreamURL)
-	return config.Parse("(bench)", []byte(y), func(string) (string, bool) { return "", false })
+%s`, dir, benchAdminKey, benchKey, upstreamURL, extra)
+}
+
+// benchConfig is benchYAML as modes C, D and E assemble it.
+func benchConfig(upstreamURL, dir string) (*config.Config, error) {
+	return config.Parse("(bench)", []byte(benchYAML(upstreamURL, dir, "")), func(string) (string, bool) { return "", false })
 }
 
 // nopRecorder records nothing (modes C and D).
@@ -181,13 +201,13 @@ func (nopRecorder) Record(context.Context, *custody.Transaction) error {
 // custodyHandler assembles the gateway for a mode. The durable mode does
 // what cmd/custody's start does: the ledger in dir/ledger, the sqlite
 // index in dir/index.db, a recorder reconciling them, Evidence.
-func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (http.Handler, func(), error) {
+func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.Handler, _ func(), syncs func() uint64, _ error) {
 	if dir == "" {
-		return nil, nil, errors.New("custody: no data directory")
+		return nil, nil, nil, errors.New("custody: no data directory")
 	}
 	cfg, err := benchConfig(upstreamURL, dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bench config: %w", err)
+		return nil, nil, nil, fmt.Errorf("bench config: %w", err)
 	}
 	// As serve: JSON logs on stderr (the parent sends a child's stderr to
 	// a file, so the per-transaction log line costs its write).
@@ -212,8 +232,9 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (http.Ha
 		l, err := ledger.Open(ctx, ledger.Config{Dir: filepath.Join(dir, "ledger"), Origin: cfg.Ledger.Origin,
 			KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize})
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening the ledger: %w", err)
+			return nil, nil, nil, fmt.Errorf("opening the ledger: %w", err)
 		}
+		syncs = l.JournalSyncs
 		closers = append(closers, func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -222,24 +243,24 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (http.Ha
 		idx, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
 		if err != nil {
 			cleanup()
-			return nil, nil, fmt.Errorf("opening the index: %w", err)
+			return nil, nil, nil, fmt.Errorf("opening the index: %w", err)
 		}
 		closers = append(closers, func() { idx.Close() })
 		rec, err := recorder.New(ctx, recorder.Config{Log: l, Index: idx, TenantIDs: []string{"bench"}, Logger: logger})
 		if err != nil {
 			cleanup()
-			return nil, nil, fmt.Errorf("starting the recorder: %w", err)
+			return nil, nil, nil, fmt.Errorf("starting the recorder: %w", err)
 		}
 		closers = append(closers, rec.Close)
 		o.Recorder = rec
 		o.Evidence = &gateway.Evidence{Recorder: rec, Index: idx, Log: l}
 	default:
-		return nil, nil, fmt.Errorf("unknown custody mode %q", mode)
+		return nil, nil, nil, fmt.Errorf("unknown custody mode %q", mode)
 	}
 	gw, err := gateway.New(o)
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return gw, cleanup, nil
+	return gw, cleanup, syncs, nil
 }

@@ -8,36 +8,65 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// child is a bench process serving one role.
+// child is a bench process serving one role, or a `custody serve`.
 type child struct {
 	name  string
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	serve bool   // a `custody serve`: stopped by SIGINT, not by closing stdin
 	URL   string // http://127.0.0.1:port
-	PProf string // the profiler's base URL (custody only)
+	PProf string // the profiler's base URL (custody children only)
+	// Syncs is the URL whose body has the custody_ledger_fsyncs_total
+	// line (the durable modes only).
+	Syncs string
 	log   string // its stderr
 }
 
-// startChild re-executes this binary in role with env, and waits until it
-// says it is ready.
-func startChild(name, role, logDir string, env ...string) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+// childSpec says how to start a child.
+type childSpec struct {
+	name   string
+	role   string   // re-execute this binary in role (when argv is nil)
+	argv   []string // else run this command
+	env    []string
+	cpus   string // taskset CPU list to pin it to; "" runs it unpinned
+	logDir string
+}
+
+// listeningLine is how `custody serve` announces its address.
+var listeningLine = regexp.MustCompile(`listening\s+(http://[0-9.:]+)`)
+
+// startChild starts spec and waits until it says it is ready: a role
+// child prints "addr URL", "pprof URL" and "ready"; a serve prints its
+// banner.
+func startChild(spec childSpec) (*child, error) {
+	c := &child{name: spec.name, log: filepath.Join(spec.logDir, spec.name+".log"), serve: spec.argv != nil}
+	argv := spec.argv
+	if argv == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		argv = []string{exe}
+		spec.env = append(spec.env, roleEnv+"="+spec.role)
 	}
-	c := &child{name: name, log: filepath.Join(logDir, name+".log")}
+	if spec.cpus != "" {
+		// taskset execs the command: the pid is the target's own, so its
+		// /proc figures are too.
+		argv = append([]string{"taskset", "-c", spec.cpus}, argv...)
+	}
 	errf, err := os.Create(c.log)
 	if err != nil {
 		return nil, err
 	}
 	defer errf.Close()
-	c.cmd = exec.Command(exe)
-	c.cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
+	c.cmd = exec.Command(argv[0], argv[1:]...)
+	c.cmd.Env = append(os.Environ(), spec.env...)
 	c.cmd.Stderr = errf
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
@@ -47,7 +76,7 @@ func startChild(name, role, logDir string, env ...string) (*child, error) {
 		return nil, err
 	}
 	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, fmt.Errorf("starting %s: %w", c.name, err)
 	}
 	lines := make(chan string)
 	go func() {
@@ -57,36 +86,53 @@ func startChild(name, role, logDir string, env ...string) (*child, error) {
 		}
 		close(lines)
 	}()
+	drain := func() {
+		go func() {
+			for range lines {
+			}
+		}()
+	}
 	timeout := time.After(60 * time.Second)
 	for {
 		select {
 		case l, ok := <-lines:
 			if !ok {
 				c.stop()
-				return nil, fmt.Errorf("%s exited before it was ready: %s", name, c.tail())
+				return nil, fmt.Errorf("%s exited before it was ready: %s", c.name, c.tail())
+			}
+			if c.serve {
+				if m := listeningLine.FindStringSubmatch(l); m != nil {
+					c.URL, c.PProf, c.Syncs = m[1], m[1], m[1]+"/metrics"
+					drain()
+					return c, nil
+				}
+				continue
 			}
 			switch k, v, _ := strings.Cut(l, " "); k {
 			case "addr":
 				c.URL = v
 			case "pprof":
 				c.PProf = v
+			case "syncs":
+				c.Syncs = v
 			case "ready":
-				go func() {
-					for range lines {
-					}
-				}()
+				drain()
 				return c, nil
 			}
 		case <-timeout:
 			c.stop()
-			return nil, fmt.Errorf("%s was not ready in 60s: %s", name, c.tail())
+			return nil, fmt.Errorf("%s was not ready in 60s: %s", c.name, c.tail())
 		}
 	}
 }
 
-// stop closes the child's stdin (it shuts down) and waits for it.
+// stop ends the child gracefully (a role child when its stdin closes, a
+// serve on SIGINT) and waits for it.
 func (c *child) stop() {
 	c.stdin.Close()
+	if c.serve {
+		c.cmd.Process.Signal(os.Interrupt)
+	}
 	done := make(chan struct{})
 	go func() { c.cmd.Wait(); close(done) }()
 	select {
@@ -110,6 +156,10 @@ type procStat struct {
 	CPU   time.Duration // user + system, all threads
 	HWMkB int64         // peak resident set (VmHWM)
 	RSSkB int64         // current resident set (VmRSS)
+	// Wait is the time its threads were runnable but waiting for a CPU
+	// (the second field of /proc/<pid>/task/*/schedstat, summed): on a
+	// machine shared with other work, what the CPU time cannot show.
+	Wait time.Duration
 }
 
 // clockTick is USER_HZ, 100 on every Linux ABI Go supports.
@@ -154,7 +204,26 @@ func readProc(pid int) (procStat, error) {
 			s.RSSkB = n
 		}
 	}
+	s.Wait = schedWait(pid)
 	return s, nil
+}
+
+// schedWait sums the run-queue wait of pid's threads (0 where the
+// kernel keeps no schedstats).
+func schedWait(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			ns += n
+		}
+	}
+	return time.Duration(ns)
 }
 
 func (c *child) proc() (procStat, error) { return readProc(c.cmd.Process.Pid) }

@@ -7,8 +7,13 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,10 +31,54 @@ type proxyParams struct {
 	openDur, strDur time.Duration
 	// Profile, if set, is where a CPU profile of mode E at saturation is
 	// written, taken over ProfileDur after the rounds.
-	Profile    string
-	ProfileDur time.Duration
-	Log        io.Writer // progress
-	KeepLogs   bool      // keep the children's logs and data directories
+	Profile     string
+	ProfileDur  time.Duration
+	ProfileMode string    // the key of the mode profiled; "": F, else E
+	Log         io.Writer // progress
+	KeepLogs    bool      // keep the children's logs and data directories
+	// Modes are the keys of the modes to measure (A and B always are:
+	// every figure is a ratio to them).
+	Modes map[string]bool
+	// Custody is the `custody serve` binary of mode F (built by run).
+	Custody string
+	// Baseline, if set, is a `custody serve` built at BaselineRef (run
+	// -baseline), measured as mode G beside F: before and after under the
+	// same noise.
+	Baseline, BaselineRef string
+}
+
+// layout is where the processes run.
+type layout struct {
+	Name string
+	// TargetCPUs pins each proxy under test (taskset), with GOMAXPROCS
+	// set to their count; LoadCPUs pins the load generator (this process)
+	// and the simulator. Empty: unpinned, the scheduler's choice.
+	TargetCPUs, LoadCPUs string
+	GOMAXPROCS           int // of the proxies under test; 0: Go's default
+}
+
+// layouts are the two of SPEC §10: the target alone on one core with
+// GOMAXPROCS=1 (any 1-CPU container), and everything unpinned on the
+// machine's cores with Go's default GOMAXPROCS.
+func layouts(ncpu int) map[string]layout {
+	last := fmt.Sprint(ncpu - 1)
+	rest := "0"
+	if ncpu > 2 {
+		rest = fmt.Sprintf("0-%d", ncpu-2)
+	}
+	return map[string]layout{
+		"one-core": {Name: "one-core", TargetCPUs: last, LoadCPUs: rest, GOMAXPROCS: 1},
+		"two-core": {Name: "two-core"},
+	}
+}
+
+// describe says what the layout is, for the report.
+func (l layout) describe() string {
+	if l.TargetCPUs == "" {
+		return "every process unpinned on the machine's cores, Go's default GOMAXPROCS"
+	}
+	return fmt.Sprintf("each proxy pinned to CPU %s (`taskset -c %s`) with GOMAXPROCS=%d; the load generator and the simulator on CPU %s",
+		l.TargetCPUs, l.TargetCPUs, l.GOMAXPROCS, l.LoadCPUs)
 }
 
 // mode is one way of reaching the simulator.
@@ -43,17 +92,25 @@ type mode struct {
 	SatTime      time.Duration
 	SatRPS       []float64 // per round
 	CPU          time.Duration
+	Wait         time.Duration // runnable but not running, at saturation
+	SatRSSkB     int64         // the largest resident set sampled at saturation
 	SimCPU       time.Duration
 	SimCPUN      int64
 	Lat, TTFB    []time.Duration
 	OpenErr      int64
-	HWMkB        int64
-	FirstErr     error
-	MaxLate      time.Duration
+	// The journal's group commits (durable modes), at saturation and in
+	// the non-streaming open loop, and the time each was counted over.
+	SatSyncs, OpenSyncs int64
+	OpenTime            time.Duration
+	OpenN               int64
+	HWMkB               int64
+	FirstErr            error
+	MaxLate             time.Duration
 }
 
 // proxyReport is the outcome of the proxy benchmark.
 type proxyReport struct {
+	Layout      layout
 	Modes       []*mode
 	Rate        float64 // the open-loop rate used
 	RateLowered bool
@@ -83,10 +140,14 @@ func (m *mode) simCPUPerReq() time.Duration {
 	return m.SimCPU / time.Duration(m.SimCPUN)
 }
 
-// runProxies starts the simulator and the four proxies and measures the
-// five modes in interleaved rounds.
-func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
-	logDir, err := os.MkdirTemp("", "custody-bench-")
+// allModes are the modes in the order of a round.
+var allModes = []struct{ Key, Name string }{{"A", "direct"}, {"B", "bare"}, {"C", "nochecks"},
+	{"D", "checks"}, {"E", "durable"}, {"F", "serve"}}
+
+// runProxies starts the simulator and the proxies in lay and measures
+// the modes in interleaved rounds.
+func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, error) {
+	logDir, err := os.MkdirTemp("", "custody-bench-"+lay.Name+"-")
 	if err != nil {
 		return nil, err
 	}
@@ -95,35 +156,76 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 	} else {
 		defer os.RemoveAll(logDir)
 	}
+	if lay.LoadCPUs != "" {
+		if err := pinSelf(lay.LoadCPUs); err != nil {
+			return nil, err
+		}
+		defer unpinSelf()
+	}
 	var children []*child
 	defer func() {
 		for _, c := range children {
 			c.stop()
 		}
 	}()
-	simc, err := startChild("sim", "sim", logDir)
+	simc, err := startChild(childSpec{name: "sim", role: "sim", logDir: logDir, cpus: lay.LoadCPUs})
 	if err != nil {
 		return nil, err
 	}
 	children = append(children, simc)
-	up := upstreamEnv + "=" + simc.URL + "/v1"
-	modes := []*mode{{Key: "A", Name: "direct"}, {Key: "B", Name: "bare"}, {Key: "C", Name: "nochecks"},
-		{Key: "D", Name: "checks"}, {Key: "E", Name: "durable"}}
-	for _, m := range modes {
+	simURL := simc.URL + "/v1"
+	up := upstreamEnv + "=" + simURL
+	var target []string
+	if lay.GOMAXPROCS > 0 {
+		target = append(target, fmt.Sprintf("GOMAXPROCS=%d", lay.GOMAXPROCS))
+	}
+	var modes []*mode
+	all := allModes
+	if p.Baseline != "" {
+		all = append(slices.Clone(all), struct{ Key, Name string }{"G", "serve@" + p.BaselineRef})
+	}
+	for _, am := range all {
+		if am.Key != "A" && am.Key != "B" && am.Key != "G" && p.Modes != nil && !p.Modes[am.Key] {
+			continue
+		}
+		m := &mode{Key: am.Key, Name: am.Name}
+		modes = append(modes, m)
+		spec := childSpec{name: m.Name, logDir: logDir, cpus: lay.TargetCPUs, env: append([]string{up}, target...)}
 		switch m.Key {
 		case "A":
 			m.load = newLoader(simc.URL)
 			continue
 		case "B":
-			m.proc, err = startChild("bare", "bare", logDir, up)
+			spec.role = "bare"
+		case "F":
+			dir := filepath.Join(logDir, m.Name)
+			cfg := filepath.Join(logDir, "serve.yaml")
+			if err = os.WriteFile(cfg, []byte(benchYAML(simURL, dir, "debug: {pprof: true}\n")), 0o600); err != nil {
+				return nil, err
+			}
+			spec.argv = []string{p.Custody, "serve", "--config", cfg}
+		case "G":
+			// An older custody may not know debug.pprof, nor count its
+			// fsyncs: neither is asked of it.
+			dir := filepath.Join(logDir, "baseline")
+			cfg := filepath.Join(logDir, "baseline.yaml")
+			if err = os.WriteFile(cfg, []byte(benchYAML(simURL, dir, "")), 0o600); err != nil {
+				return nil, err
+			}
+			spec.name, spec.argv = "baseline", []string{p.Baseline, "serve", "--config", cfg}
 		default:
 			dir := filepath.Join(logDir, m.Name)
-			if err = os.Mkdir(dir, 0o700); err == nil {
-				m.proc, err = startChild(m.Name, "custody", logDir, up, modeEnv+"="+m.Name, dirEnv+"="+dir)
+			if err = os.Mkdir(dir, 0o700); err != nil {
+				return nil, err
 			}
+			spec.role = "custody"
+			spec.env = append(spec.env, modeEnv+"="+m.Name, dirEnv+"="+dir)
 		}
-		if err != nil {
+		if m.proc, err = startChild(spec); err != nil {
 			return nil, err
+		}
+		if m.Key == "G" {
+			m.proc.Syncs, m.proc.PProf = "", ""
 		}
 		children = append(children, m.proc)
 		m.load = newLoader(m.proc.URL)
@@ -136,7 +238,7 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 
 	// Calibrate (and warm up): a short saturation of each mode, to choose
 	// an open-loop rate all of them sustain.
-	rep := &proxyReport{Modes: modes, Params: p, Rate: p.Rate, CalibRPS: math.Inf(1)}
+	rep := &proxyReport{Layout: lay, Modes: modes, Params: p, Rate: p.Rate, CalibRPS: math.Inf(1)}
 	for _, m := range modes {
 		calN := p.SatN / 2
 		r := m.load.closedLoop(ctx, p.Conc, p.SatDur/2, calN)
@@ -144,12 +246,12 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 			return nil, fmt.Errorf("mode %s (%s): no request succeeded in calibration: %v%s", m.Key, m.Name, r.FirstErr, m.tail())
 		}
 		rep.CalibRPS = min(rep.CalibRPS, r.rps())
-		fmt.Fprintf(p.Log, "calibrate %s %-8s %8.0f req/s (%d errors)\n", m.Key, m.Name, r.rps(), r.Errors)
+		fmt.Fprintf(p.Log, "%s: calibrate %s %-8s %8.0f req/s (%d errors)\n", lay.Name, m.Key, m.Name, r.rps(), r.Errors)
 	}
 	if rep.CalibRPS < 1.5*p.Rate {
 		rep.Rate, rep.RateLowered = math.Max(10, math.Floor(rep.CalibRPS/1.5/50)*50), true
-		fmt.Fprintf(p.Log, "saturation %.0f req/s is under 1.5x %.0f req/s: open-loop rate lowered to %.0f req/s\n",
-			rep.CalibRPS, p.Rate, rep.Rate)
+		fmt.Fprintf(p.Log, "%s: saturation %.0f req/s is under 1.5x %.0f req/s: open-loop rate lowered to %.0f req/s\n",
+			lay.Name, rep.CalibRPS, p.Rate, rep.Rate)
 	}
 
 	if p.OpenN < 0 {
@@ -165,7 +267,7 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 			if err := m.measure(ctx, p, rep.Rate, simc); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(p.Log, "round %d %s %-8s %8.0f req/s  p50 %v  errors %d+%d\n", round+1, m.Key, m.Name,
+			fmt.Fprintf(p.Log, "%s: round %d %s %-8s %8.0f req/s  p50 %v  errors %d+%d\n", lay.Name, round+1, m.Key, m.Name,
 				m.SatRPS[len(m.SatRPS)-1], pct(m.Lat, 0.5), m.SatErr, m.OpenErr)
 			if m.FirstErr != nil {
 				fmt.Fprintf(p.Log, "  first error: %v\n", m.FirstErr)
@@ -178,15 +280,54 @@ func runProxies(ctx context.Context, p proxyParams) (*proxyReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.HWMkB = st.HWMkB
+			m.HWMkB = max(m.HWMkB, st.HWMkB)
 		}
 	}
 	if p.Profile != "" {
-		if err := profile(ctx, modes[4], p); err != nil {
-			return nil, err
+		// The profile is of custody serve (F), else of the assembled E,
+		// unless -profile-mode says which.
+		target := rep.mode(p.ProfileMode)
+		if target == nil || target.proc == nil {
+			target = rep.judged()
+		}
+		if target != nil {
+			if err := profile(ctx, target, p, profilePath(p.Profile, lay)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return rep, nil
+}
+
+// profilePath is where the profile of lay goes: FILE.one-core.pprof for
+// FILE.pprof.
+func profilePath(file string, lay layout) string {
+	ext := filepath.Ext(file)
+	return strings.TrimSuffix(file, ext) + "." + lay.Name + ext
+}
+
+// mode is the report's mode of that key, nil if it was not measured.
+func (r *proxyReport) mode(key string) *mode {
+	for _, m := range r.Modes {
+		if m.Key == key {
+			return m
+		}
+	}
+	return nil
+}
+
+// pinSelf pins every thread of this process (the load generator) to
+// cpus; the threads it starts later inherit it.
+func pinSelf(cpus string) error {
+	out, err := exec.Command("taskset", "-a", "-p", "-c", cpus, fmt.Sprint(os.Getpid())).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pinning the load generator to CPU %s (taskset, from util-linux): %v: %s", cpus, err, out)
+	}
+	return nil
+}
+
+func unpinSelf() {
+	exec.Command("taskset", "-a", "-p", "-c", fmt.Sprintf("0-%d", runtime.NumCPU()-1), fmt.Sprint(os.Getpid())).Run()
 }
 
 func (m *mode) tail() string {
@@ -202,15 +343,26 @@ const settle = 250 * time.Millisecond
 // measure runs one round of a mode: saturation, open-loop latency,
 // open-loop streaming.
 func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *child) error {
+	syncs0, err := m.syncs()
+	if err != nil {
+		return err
+	}
 	before, err := m.cpu(simc)
 	if err != nil {
 		return err
 	}
+	stopRSS := m.sampleRSS()
 	r := m.load.closedLoop(ctx, p.Conc, p.SatDur, p.SatN)
+	stopRSS()
 	after, err := m.cpu(simc)
 	if err != nil {
 		return err
 	}
+	syncs1, err := m.syncs()
+	if err != nil {
+		return err
+	}
+	m.SatSyncs += syncs1 - syncs0
 	if r.N == 0 {
 		return fmt.Errorf("mode %s (%s): no request succeeded: %v%s", m.Key, m.Name, r.FirstErr, m.tail())
 	}
@@ -219,6 +371,7 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	m.SatTime += r.Elapsed
 	m.SatRPS = append(m.SatRPS, r.rps())
 	m.CPU += after[0] - before[0]
+	m.Wait += after[2] - before[2]
 	m.SimCPU += after[1] - before[1]
 	m.SimCPUN += r.N
 	m.keepErr(r.FirstErr)
@@ -231,7 +384,17 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	// A moment for what saturation left behind (queues, garbage) to
 	// settle, alike for every mode.
 	time.Sleep(settle)
+	if syncs0, err = m.syncs(); err != nil {
+		return err
+	}
+	openStart := time.Now()
 	o := m.load.openLoop(ctx, rate, p.OpenN, false)
+	m.OpenTime += time.Since(openStart)
+	if syncs1, err = m.syncs(); err != nil {
+		return err
+	}
+	m.OpenSyncs += syncs1 - syncs0
+	m.OpenN += int64(len(o.Lat))
 	m.Lat = append(m.Lat, o.Lat...)
 	m.OpenErr += o.Errors
 	m.MaxLate = max(m.MaxLate, o.Late)
@@ -251,15 +414,82 @@ func (m *mode) keepErr(err error) {
 	}
 }
 
-// cpu reads the proxy's and the simulator's CPU time.
-func (m *mode) cpu(simc *child) ([2]time.Duration, error) {
-	var out [2]time.Duration
+// syncs reads the durable modes' count of journal group commits (0 for
+// the others).
+func (m *mode) syncs() (int64, error) {
+	if m.proc == nil || m.proc.Syncs == "" {
+		return 0, nil
+	}
+	resp, err := http.Get(m.proc.Syncs)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s's fsync count: %w", m.Name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	mm := syncsLine.FindSubmatch(b)
+	if mm == nil {
+		return 0, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
+	}
+	f, err := strconv.ParseFloat(string(mm[1]), 64)
+	return int64(f), err
+}
+
+var syncsLine = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total ([0-9.e+]+)$`)
+
+// satSyncsPerSec and openSyncsPerSec are the fsync rates of a durable
+// mode at saturation and at the open-loop rate.
+func (m *mode) satSyncsPerSec() float64 {
+	if m.SatTime == 0 {
+		return 0
+	}
+	return float64(m.SatSyncs) / m.SatTime.Seconds()
+}
+
+func (m *mode) openSyncsPerSec() float64 {
+	if m.OpenTime == 0 {
+		return 0
+	}
+	return float64(m.OpenSyncs) / m.OpenTime.Seconds()
+}
+
+// sampleRSS samples the proxy's resident set every 50 ms into SatRSSkB
+// until stop is called.
+func (m *mode) sampleRSS() (stop func()) {
+	if m.proc == nil {
+		return func() {}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if st, err := m.proc.proc(); err == nil {
+				m.SatRSSkB = max(m.SatRSSkB, st.RSSkB)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// cpu reads the proxy's CPU time, the simulator's, and the proxy's
+// run-queue wait.
+func (m *mode) cpu(simc *child) ([3]time.Duration, error) {
+	var out [3]time.Duration
 	if m.proc != nil {
 		st, err := m.proc.proc()
 		if err != nil {
 			return out, err
 		}
-		out[0] = st.CPU
+		out[0], out[2] = st.CPU, st.Wait
 	}
 	st, err := simc.proc()
 	if err != nil {
@@ -269,23 +499,31 @@ func (m *mode) cpu(simc *child) ([2]time.Duration, error) {
 	return out, nil
 }
 
-// profile takes a CPU profile of m's process while saturating it.
-func profile(ctx context.Context, m *mode, p proxyParams) error {
+// profile takes a CPU profile of m's process while saturating it, into
+// path (and path.allocs).
+func profile(ctx context.Context, m *mode, p proxyParams, path string) error {
 	secs := max(1, int(p.ProfileDur.Seconds()))
 	done := make(chan closedResult, 1)
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { done <- m.load.closedLoop(lctx, p.Conc, time.Duration(secs+2)*time.Second, 0) }()
-	if err := fetch(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", m.proc.PProf, secs), p.Profile); err != nil {
+	if err := fetch(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", m.proc.PProf, secs), path); err != nil {
 		return fmt.Errorf("profiling %s: %w", m.Name, err)
 	}
 	r := <-done
 	// The allocation profile: everything allocated since the process
 	// started, most of it under this saturated load.
-	if err := fetch(m.proc.PProf+"/debug/pprof/allocs", p.Profile+".allocs"); err != nil {
+	if err := fetch(m.proc.PProf+"/debug/pprof/allocs", path+".allocs"); err != nil {
 		return err
 	}
-	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs)\n", m.Name, r.rps(), p.Profile, p.Profile)
+	// And one second of execution trace under the same load: where the
+	// goroutines wait (go tool trace -pprof=sched|syscall|net FILE.trace).
+	go func() { done <- m.load.closedLoop(lctx, p.Conc, 3*time.Second, 0) }()
+	if err := fetch(m.proc.PProf+"/debug/pprof/trace?seconds=1", path+".trace"); err != nil {
+		return err
+	}
+	<-done
+	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs, %s.trace)\n", m.Name, r.rps(), path, path, path)
 	return nil
 }
 
@@ -300,8 +538,14 @@ func pct(ds []time.Duration, q float64) time.Duration {
 }
 
 // fetch saves the body of a GET of url to path.
+// The admin key goes with it: custody serve's profiler is behind it.
 func fetch(url, path string) error {
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchAdminKey)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}

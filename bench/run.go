@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,6 +33,7 @@ type options struct {
 	Skip       map[string]bool
 	RepoRoot   string
 	ProfileArg string
+	Layouts    []layout
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -39,14 +43,18 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.Short, "short", false, "smoke run: every benchmark at tiny sizes (under a minute)")
 	fs.BoolVar(&o.WriteDoc, "write-doc", false, "write the results into docs/BENCHMARKS.md")
 	fs.StringVar(&o.Doc, "doc", "", "the document -write-doc writes (default: docs/BENCHMARKS.md in the repository)")
-	rounds := fs.Int("rounds", 6, "interleaved rounds of the five proxy modes")
+	rounds := fs.Int("rounds", 6, "interleaved rounds of the proxy modes")
+	modes := fs.String("modes", "A,B,C,D,E,F", "comma-separated proxy modes to measure (A direct and B bare always are)")
+	lays := fs.String("layouts", "one-core,two-core", "comma-separated layouts: one-core (each proxy alone on the last CPU, GOMAXPROCS=1; the load generator and the simulator on the others), two-core (unpinned)")
 	conc := fs.Int("conc", 64, "closed-loop concurrency (saturation)")
 	sat := fs.Duration("sat", 2*time.Second, "closed-loop time per mode per round")
 	rate := fs.Float64("rate", 1000, "open-loop request rate (lowered if saturation is under 1.5x it)")
 	fs.DurationVar(&o.OpenDur, "open", 3*time.Second, "open-loop time per mode per round (non-streaming)")
 	fs.DurationVar(&o.StrDur, "stream", 1500*time.Millisecond, "open-loop time per mode per round (streaming)")
-	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode E at saturation to this file (and FILE.allocs)")
+	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode F (else E, or -profile-mode) at saturation, per layout: FILE.pprof becomes FILE.one-core.pprof (and .allocs, .trace)")
 	profDur := fs.Duration("profile-time", 10*time.Second, "how long the profile runs")
+	baseline := fs.String("baseline", "", "also measure `custody serve` built at this git ref (e.g. main) as mode G, beside F")
+	profMode := fs.String("profile-mode", "", "the mode -profile profiles (default F, else E; B to F)")
 	fs.DurationVar(&o.TokenDur, "token-time", 3*time.Second, "time per encoding per counter")
 	fs.StringVar(&o.TiktokDir, "tiktoken-dir", filepath.Join(os.TempDir(), "tk"), "where npm's tiktoken is (installed if missing)")
 	fs.BoolVar(&o.NoNode, "no-node", false, "skip the npm tiktoken comparison")
@@ -68,7 +76,32 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
-		ProfileDur: *profDur, Log: stderr, KeepLogs: *keep}
+		BaselineRef: *baseline, ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
+	for _, k := range strings.Split(*modes, ",") {
+		k = strings.ToUpper(strings.TrimSpace(k))
+		if k == "" {
+			continue
+		}
+		if !slices.ContainsFunc(allModes, func(m struct{ Key, Name string }) bool { return m.Key == k }) {
+			return nil, fmt.Errorf("-modes: unknown mode %q (A to F)", k)
+		}
+		o.Proxy.Modes[k] = true
+	}
+	known := layouts(runtime.NumCPU())
+	for _, n := range strings.Split(*lays, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		l, ok := known[n]
+		if !ok {
+			return nil, fmt.Errorf("-layouts: unknown layout %q (one-core, two-core)", n)
+		}
+		if l.TargetCPUs != "" && runtime.NumCPU() < 2 {
+			return nil, fmt.Errorf("-layouts: %s needs at least 2 CPUs, this machine has %d", n, runtime.NumCPU())
+		}
+		o.Layouts = append(o.Layouts, l)
+	}
 	if o.Short {
 		// Tiny sizes, except where a flag says otherwise.
 		set := map[string]bool{}
@@ -120,11 +153,71 @@ func repoRoot() (string, error) {
 	}
 }
 
+// buildCustody builds the custody binary that mode F runs, as a user
+// would (go build ./cmd/custody), into a temporary directory.
+func buildCustody(root string) (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "custody-bench-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "custody")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/custody")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("building custody for mode F: %v\n%s", err, out)
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+// buildCustodyAt builds custody as it is at git ref (mode G): the tree
+// of ref, exported with git archive, built with go build.
+func buildCustodyAt(root, ref string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "custody-bench-baseline-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o700); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	archive := exec.Command("git", "archive", "--format=tar", ref)
+	archive.Dir = root
+	untar := exec.Command("tar", "-x", "-C", src)
+	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	var aerr strings.Builder
+	archive.Stderr = &aerr
+	if err := untar.Start(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if err := archive.Run(); err != nil {
+		untar.Wait()
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: git archive: %v: %s", ref, err, aerr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: extracting: %w", ref, err)
+	}
+	bin, bcleanup, err := buildCustody(src)
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("-baseline %s: %w", ref, err)
+	}
+	return bin, func() { bcleanup(); cleanup() }, nil
+}
+
 // results is everything one run measured.
 type results struct {
 	Machine machine
 	Opts    *options
-	Proxy   *proxyReport
+	Proxy   []*proxyReport // one per layout
 	Tokens  []tokenResult
 	Ledger  *ledgerResult
 	Audit   *ledgerResult
@@ -158,14 +251,33 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 func measure(ctx context.Context, o *options, log io.Writer) (*results, error) {
 	start := time.Now()
 	res := &results{Opts: o, Machine: describeMachine(o.RepoRoot)}
-	var err error
 	if !o.Skip["proxies"] {
 		if o.Proxy.OpenN == 0 {
 			o.Proxy.OpenN, o.Proxy.StrN = -1, -1 // set from the rate after calibration
 		}
 		o.Proxy.openDur, o.Proxy.strDur = o.OpenDur, o.StrDur
-		if res.Proxy, err = runProxies(ctx, o.Proxy); err != nil {
-			return nil, fmt.Errorf("proxies: %w", err)
+		if o.Proxy.Modes["F"] {
+			bin, cleanup, err := buildCustody(o.RepoRoot)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			o.Proxy.Custody = bin
+		}
+		if o.Proxy.BaselineRef != "" {
+			bin, cleanup, err := buildCustodyAt(o.RepoRoot, o.Proxy.BaselineRef)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			o.Proxy.Baseline = bin
+		}
+		for _, lay := range o.Layouts {
+			rep, err := runProxies(ctx, o.Proxy, lay)
+			if err != nil {
+				return nil, fmt.Errorf("proxies (%s): %w", lay.Name, err)
+			}
+			res.Proxy = append(res.Proxy, rep)
 		}
 	}
 	if !o.Skip["tokens"] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -268,6 +269,16 @@ func (r *Runner) counterFor(t Target) tokenize.Counter {
 		}
 	}
 	return r.counter
+}
+
+// Level is the log level of an event of kind k: a failure and a change
+// of quarantine want an operator's attention (WARN); the rest is INFO.
+func (k EventKind) Level() slog.Level {
+	switch k {
+	case EventFailure, EventQuarantined, EventRecovered:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 func (r *Runner) emit(e Event) {

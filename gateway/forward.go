@@ -25,6 +25,7 @@ func (x *exchange) forward() error {
 		if x.probe == nil {
 			states[i].Quarantined = g.health != nil && (g.health.Quarantined(x.model.cfg.Name, rt.index) ||
 				x.policy.OnCacheShared == "quarantine" && cacheShared(g.health, x.model.cfg.Name, rt.index))
+			states[i].Quarantined = states[i].Quarantined || g.evalBlock(x.policy, x.model.cfg.Name, rt.index) != ""
 		}
 	}
 	var failures []error
@@ -46,7 +47,7 @@ func (x *exchange) forward() error {
 		var err error
 		switch {
 		case step.Skip == policy.SkipQuarantined:
-			err = custody.Errorf(custody.CodeRouteQuarantined, "route %s of model %s is quarantined by its canaries", rt.cfg.Provider, x.model.cfg.Name)
+			err = g.quarantineError(x.policy, x.model.cfg.Name, rt)
 		case x.probe == nil && !rt.client.Breaker().Allow(now):
 			err = custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s is failing; its circuit breaker is open", rt.cfg.Provider)
 		default:

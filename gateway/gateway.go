@@ -24,6 +24,7 @@ import (
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
@@ -51,6 +52,7 @@ type Gateway struct {
 	checks   checkSet
 	tracer   Tracer
 	canaries *canary.Runner
+	evals    *eval.Runner // require_evals' pass state (evals.go)
 	clients  map[string]*upstream.Client
 	probes   probes // ProbeProviders' outcomes, for /readyz
 	// cacheKey makes the tenants' prompt-cache salts; new at every New
@@ -176,6 +178,7 @@ func New(o Options) (*Gateway, error) {
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
 	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
+	g.mountEvals(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))
@@ -261,6 +264,13 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 	var b bytes.Buffer
 	b.WriteString("ready\n")
 	writeProbes(&b, g.ProviderProbes())
+	// Witnesses are information too: without their quorum no checkpoint
+	// is published, but requests are served and recorded.
+	if ws, ok := g.rec.(interface{ WitnessStatus(context.Context) error }); ok {
+		if err := ws.WitnessStatus(r.Context()); err != nil {
+			fmt.Fprintf(&b, "witnesses: %v\n", err)
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -79,8 +79,11 @@ func ParseResponse(b []byte) (*Response, error) {
 // Decode decodes b into r, reusing r's storage.
 func (r *Response) Decode(b []byte) error {
 	*r = Response{}
-	if err := json.Unmarshal(b, r); err != nil {
-		return badf("upstream body: %s", typeError(err))
+	if !json.Valid(b) || !scanResponse(b, r) {
+		*r = Response{}
+		if err := json.Unmarshal(b, r); err != nil {
+			return badf("upstream body: %s", typeError(err))
+		}
 	}
 	r.HasChoices = r.Choices != nil
 	return checkResponseMembers(b)

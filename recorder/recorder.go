@@ -88,7 +88,7 @@ func New(ctx context.Context, c Config) (*Recorder, error) {
 		onRecord: c.OnRecord, onEvent: c.OnEvent,
 		queue: make(chan index.Record, queueSize), scans: make(chan struct{}, logScans), stop: make(chan struct{}), done: make(chan struct{})}
 	r.low.Store(-1)
-	for _, id := range slices.Concat(c.TenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal}) {
+	for _, id := range slices.Concat(c.TenantIDs, []string{config.AdminPrincipal, config.CanaryPrincipal, config.EvalPrincipal}) {
 		r.tenants[l.Pseudonym(id)] = id
 	}
 	if err := checkOrigin(ctx, idx, l.Origin(), l.VerifierKey(), logger); err != nil {
@@ -210,6 +210,10 @@ func (r *Recorder) Claim(ctx context.Context, key, requestID string, ttl time.Du
 // journal write failed, a full disk say, until it has recovered).
 func (r *Recorder) Ready(ctx context.Context) error { return r.log.Ready() }
 
+// WitnessStatus says why checkpoints are not being published (the
+// witnesses' quorum does not answer), nil if they are.
+func (r *Recorder) WitnessStatus(ctx context.Context) error { return r.log.WitnessStatus(ctx) }
+
 func (r *Recorder) run() {
 	defer close(r.done)
 	tick := time.NewTicker(5 * time.Second)
@@ -311,6 +315,9 @@ func (r *Recorder) reconcile(ctx context.Context, from int64) error {
 		if err != nil {
 			return err
 		}
+		if verify.IsConfigLeaf(e.Leaf) {
+			continue // the rules, not a transaction: nothing to index
+		}
 		tx, err := verify.DecodeLeaf(e.Leaf)
 		if err != nil {
 			return err
@@ -358,6 +365,12 @@ func eventsOf(recs []index.Record) []index.Event {
 		if tx.Endpoint == custody.EndpointReenroll {
 			e := base
 			e.Type, e.Detail = index.EventCanary, "reenrolled by an admin"
+			evs = append(evs, e)
+		}
+		if tx.Endpoint == custody.EndpointEval && len(tx.Outcomes) > 0 { // evals.go: the run's outcome comes first
+			e := base
+			e.Type = index.EventEval
+			e.Detail = tx.Decision + " " + tx.Outcomes[0].Detail + " path=" + tx.Provider + "|" + tx.ResponseModel + "|" + tx.Fingerprint
 			evs = append(evs, e)
 		}
 		if tx.PathChange {

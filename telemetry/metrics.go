@@ -25,6 +25,7 @@ type Metrics struct {
 	fallbacks       *prometheus.CounterVec
 	pathChanges     *prometheus.CounterVec
 	canaryStatus    *prometheus.GaugeVec
+	evalPassRatio   *prometheus.GaugeVec
 	ledgerLeaves    prometheus.Counter
 	requestDuration prometheus.Histogram
 	upstreamDur     *prometheus.HistogramVec
@@ -53,6 +54,8 @@ func NewMetrics(models []string) *Metrics {
 		Help: "New (provider, response model, system_fingerprint) tuples seen for a model."}, []string{"model"})
 	m.canaryStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "custody_canary_status",
 		Help: "1 when the route's canary probe passes, 0 when it fails."}, []string{"route", "probe"})
+	m.evalPassRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "custody_eval_pass_ratio",
+		Help: "Passing cases / cases of the latest run of an evaluation suite on a route."}, []string{"suite", "route"})
 	m.ledgerLeaves = prometheus.NewCounter(prometheus.CounterOpts{Name: "custody_ledger_leaves_total",
 		Help: "Leaves durably appended to the transparency log."})
 	m.requestDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "custody_request_duration_seconds",
@@ -60,7 +63,7 @@ func NewMetrics(models []string) *Metrics {
 	m.upstreamDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "custody_upstream_duration_seconds",
 		Help: "Upstream call time until its answer ended.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"provider"})
 	for _, c := range []prometheus.Collector{m.requests, m.endpoints, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
-		m.ledgerLeaves, m.requestDuration, m.upstreamDur,
+		m.evalPassRatio, m.ledgerLeaves, m.requestDuration, m.upstreamDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
@@ -110,8 +113,21 @@ func (m *Metrics) Upstream(provider string, d time.Duration) {
 	m.upstreamDur.WithLabelValues(provider).Observe(d.Seconds())
 }
 
+// Register adds a collector of another package's (the ledger's witness
+// gauges) to the registry.
+func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register(c) }
+
 // LedgerLeaf counts one durable leaf.
 func (m *Metrics) LedgerLeaf() { m.ledgerLeaves.Inc() }
+
+// LedgerSyncs exports syncs, the ledger's count of journal group
+// commits (ledger.Log.JournalSyncs), as custody_ledger_fsyncs_total: one
+// fdatasync each, shared by every leaf of the group.
+func (m *Metrics) LedgerSyncs(syncs func() uint64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "custody_ledger_fsyncs_total",
+		Help: "Group commits of the ledger's journal: one fdatasync each, shared by every leaf of the group."},
+		func() float64 { return float64(syncs()) }))
+}
 
 // Canary sets a probe's status on a route.
 func (m *Metrics) Canary(route, probe string, ok bool) {
@@ -120,6 +136,12 @@ func (m *Metrics) Canary(route, probe string, ok bool) {
 		v = 1
 	}
 	m.canaryStatus.WithLabelValues(route, probe).Set(v)
+}
+
+// EvalPassRatio sets the pass ratio of a suite's latest run on a route
+// (MODEL/PROVIDER).
+func (m *Metrics) EvalPassRatio(suite, route string, ratio float64) {
+	m.evalPassRatio.WithLabelValues(suite, route).Set(ratio)
 }
 
 // Handler serves /metrics.

@@ -24,6 +24,8 @@ import (
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/console"
 	"github.com/custody-gateway/custody/contamination"
+	"github.com/custody-gateway/custody/doctor"
+	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/postgres"
@@ -57,12 +59,21 @@ type app struct {
 	// enrollDir overrides where identity enrollments live (the canary
 	// command runs on throwaway stores but the serve's enrollments).
 	enrollDir string
-	closers   []func()
+	// Evaluation suites (eval.go): evalDir overrides where baselines live
+	// (as enrollDir); evalOnDemand runs none but custody eval's.
+	stopEvals    context.CancelFunc
+	evalRunner   *eval.Runner
+	evalDir      string
+	evalOnDemand bool
+	closers      []func()
 }
 
 func (a *app) close() {
 	if a.stopCanaries != nil {
 		a.stopCanaries()
+	}
+	if a.stopEvals != nil {
+		a.stopEvals()
 	}
 	defer func() {
 		if n := a.notifier.Load(); n != nil {
@@ -101,9 +112,14 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 
 	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
 		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
-		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger})
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger, Witnesses: ledgerWitnesses(cfg), WitnessQuorum: cfg.Ledger.WitnessPolicy.Quorum,
+		WitnessTimeout: cfg.Ledger.WitnessPolicy.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("opening the ledger: %w", err)
+	}
+	if err := recordConfig(a.log, cfg, "start"); err != nil {
+		a.log.Close(ctx)
+		return nil, err
 	}
 	a.closers = append(a.closers, func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -141,6 +157,8 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	}
 	// One registry for the process: a reload keeps every counter.
 	a.metrics = telemetry.NewMetrics(modelNames(cfg))
+	a.metrics.Register(newWitnessCollector(a.log))
+	a.metrics.LedgerSyncs(a.log.JournalSyncs)
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
 		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
@@ -200,12 +218,12 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if old := a.gw.Load(); old != nil {
 		authFailures = old.AuthFailures()
 	}
+	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
-		Index:         a.index,
+		API:           evidence.AdminAPI(),
 		Log:           a.log,
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
-		Health:        func() []console.RouteHealth { return routeHealth(runner) },
 		Logger:        a.logger,
 		LoginLimiter:  authFailures,
 		Models:        models,
@@ -217,8 +235,11 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
-		Evidence:      &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log},
+		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
+	}
+	if cfg.Debug.PProf {
+		opts.Mounts[pprofPrefix] = pprofMount(func() *gateway.Gateway { return gw })
 	}
 	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
 		opts.Tracer = a.tracer
@@ -235,7 +256,11 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
+	if err := a.evals(cfg, gw, metrics); err != nil {
+		return nil, err
+	}
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
+	go doctor.Warnings(context.Background(), cfg, clients, a.logger)
 	return gw, nil
 }
 
@@ -245,26 +270,6 @@ func modelNames(cfg *config.Config) []string {
 		models[i] = m.Name
 	}
 	return models
-}
-
-// routeHealth is the console's view of the canaries' last runs.
-func routeHealth(r *canary.Runner) []console.RouteHealth {
-	if r == nil {
-		return nil
-	}
-	var out []console.RouteHealth
-	for _, rep := range r.Last() {
-		_, provider, _ := strings.Cut(rep.Name, "/")
-		for _, p := range rep.Results {
-			detail := p.Evidence // skipped and inconclusive are not failures: say which they are
-			if o := p.Outcome(); o != canary.StatusOK && o != canary.StatusFailed {
-				detail = string(o) + ": " + detail
-			}
-			out = append(out, console.RouteHealth{Model: rep.Model, Route: rep.Route, Provider: provider,
-				Probe: p.Probe, OK: p.Outcome() != canary.StatusFailed, Detail: detail, Checked: rep.Time})
-		}
-	}
-	return out
 }
 
 // setWebhooks starts a notifier for cfg's webhooks, retiring the old one
@@ -359,13 +364,12 @@ func (a *app) canaryDir(cfg *config.Config) string {
 // canaryEvent puts a canary's failure, quarantine or recovery on the
 // event timeline.
 func (a *app) canaryEvent(e canary.Event) {
-	ev := index.Event{Time: e.Time, Type: index.EventCanary, Model: e.Model, Provider: e.Name,
-		Detail: strings.TrimSpace(string(e.Kind) + " " + e.Probe + " " + e.Detail)}
+	ev := index.CanaryEvent(e.Time, string(e.Kind), e.Model, e.Name, e.Probe, e.Detail)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.index.AddEvents(ctx, ev); err != nil {
 		a.logger.Error("recording a canary event", "err", err)
 	}
 	a.notify(ev)
-	a.logger.Info("canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
+	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -62,7 +63,7 @@ func (a *app) reload(path, listen string) error {
 	if cfg.Index != old.Index {
 		fixed = append(fixed, "index")
 	}
-	if cfg.Ledger != old.Ledger {
+	if !reflect.DeepEqual(cfg.Ledger, old.Ledger) {
 		fixed = append(fixed, "ledger")
 	}
 	if len(fixed) > 0 {
@@ -73,6 +74,9 @@ func (a *app) reload(path, listen string) error {
 	}
 	gw, err := a.buildGateway(cfg)
 	if err != nil {
+		return err
+	}
+	if err := recordConfig(a.log, cfg, "reload"); err != nil {
 		return err
 	}
 	a.cfg = cfg

@@ -3,12 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // upsertHead and upsertTail frame a multi-row upsert that replaces a
@@ -27,20 +25,91 @@ RETURNING request_id`
 // each, far under SQLite's limit of 32,766).
 const putChunk = 256
 
-// Put stores recs in one transaction on the writer connection. Each chunk
+// The write path's statements have a few fixed shapes, prepared once at
+// Open: a batch of n rows is cut into runs of putShapes' sizes (greatest
+// first), so that no Put parses and plans SQL. A statement text per n
+// would cost, at the batch sizes the recorder's linger collects (tens),
+// a fifth of the write path's CPU in sqlite3_prepare alone.
+var putShapes = []int{256, 64, 16, 4, 1}
+
+// putStmts are the prepared statements of one row count.
+type putStmts struct {
+	upsert *sql.Stmt // n records, RETURNING the request ids written
+	del    *sql.Stmt // the terms of n request ids
+	terms  *sql.Stmt // n term rows
+}
+
+func upsertSQL(n int) string {
+	return upsertHead + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?,?,?,?),", n), ",") + upsertTail
+}
+
+func deleteTermsSQL(n int) string {
+	return "DELETE FROM record_terms WHERE request_id IN (" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+}
+
+func insertTermsSQL(n int) string {
+	return "INSERT OR IGNORE INTO record_terms (term, request_id, time_ns) VALUES " + strings.TrimSuffix(strings.Repeat("(?,?,?),", n), ",")
+}
+
+// preparePut prepares every shape on the writer connection.
+func (x *Index) preparePut(ctx context.Context) error {
+	x.put = map[int]*putStmts{}
+	for _, n := range putShapes {
+		var ps putStmts
+		for _, s := range []struct {
+			dst **sql.Stmt
+			sql string
+		}{{&ps.upsert, upsertSQL(n)}, {&ps.del, deleteTermsSQL(n)}, {&ps.terms, insertTermsSQL(n)}} {
+			st, err := x.w.PrepareContext(ctx, s.sql)
+			if err != nil {
+				return fmt.Errorf("preparing the write path (%d rows): %w", n, err)
+			}
+			*s.dst = st
+		}
+		x.put[n] = &ps
+	}
+	return nil
+}
+
+// closePut closes what preparePut prepared.
+func (x *Index) closePut() {
+	for _, ps := range x.put {
+		for _, st := range []*sql.Stmt{ps.upsert, ps.del, ps.terms} {
+			if st != nil {
+				st.Close()
+			}
+		}
+	}
+}
+
+// runs calls f with consecutive runs of rows (each of putShapes' sizes,
+// greatest first) covering 0..n, stopping at the first error.
+func runs(n int, f func(lo, size int) error) error {
+	lo := 0
+	for _, size := range putShapes {
+		for n-lo >= size {
+			if err := f(lo, size); err != nil {
+				return err
+			}
+			lo += size
+		}
+	}
+	return nil
+}
+
+// Put stores recs in one transaction on the writer connection. Each run
 // of records is one multi-row upsert, one delete and one multi-row insert
-// of their terms: per-statement overhead, not rows, dominated the cost.
-// A record whose stored copy has the greater leaf index keeps it (the
-// upsert's WHERE); its terms are rewritten all the same, which changes
-// nothing, since a request's terms derive from its immutable leaf.
+// of their terms, all prepared: per-statement overhead, not rows,
+// dominated the cost. A record whose stored copy has the greater leaf
+// index keeps it (the upsert's WHERE); its terms are rewritten all the
+// same, which changes nothing, since a request's terms derive from its
+// immutable leaf.
 func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
-			return err
-		}
+	if err := index.Validate(recs); err != nil {
+		return err
 	}
 	tx, err := x.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -49,7 +118,7 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	defer tx.Rollback()
 	for len(recs) > 0 {
 		n := min(len(recs), putChunk)
-		if err := putChunkTx(ctx, tx, recs[:n]); err != nil {
+		if err := x.putChunkTx(ctx, tx, recs[:n]); err != nil {
 			return err
 		}
 		recs = recs[n:]
@@ -60,7 +129,7 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	return nil
 }
 
-func putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record) error {
+func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record) error {
 	// Within one statement a request id may appear once: keep, as a run
 	// of single upserts would, the greatest leaf index, later winning ties.
 	last := make(map[string]int, len(recs))
@@ -69,10 +138,7 @@ func putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record) error {
 			last[recs[i].ID] = i
 		}
 	}
-	var up strings.Builder
 	args := make([]any, 0, 11*len(last))
-	up.WriteString(upsertHead)
-	n := 0
 	for i := range recs {
 		r := &recs[i]
 		if last[r.ID] != i {
@@ -82,114 +148,54 @@ func putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record) error {
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			up.WriteByte(',')
-		}
-		n++
-		up.WriteString("(?,?,?,?,?,?,?,?,?,?,?)")
 		args = append(args, r.ID, index.Column(r.Tenant), r.Time.UnixNano(),
 			index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider),
 			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, string(data))
 	}
-	up.WriteString(upsertTail)
 	// The upsert returns the records it wrote: a stored copy with a
 	// greater leaf index keeps its row, and its terms.
-	rows, err := tx.QueryContext(ctx, up.String(), args...)
-	if err != nil {
-		return fmt.Errorf("index: put: %w", err)
-	}
 	var written []*index.Record
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("index: put: %w", err)
+	err := runs(len(args)/11, func(lo, n int) error {
+		rows, err := tx.StmtContext(ctx, x.put[n].upsert).QueryContext(ctx, args[11*lo:11*(lo+n)]...)
+		if err != nil {
+			return err
 		}
-		written = append(written, &recs[last[id]])
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			written = append(written, &recs[last[id]])
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}
 	if len(written) == 0 {
 		return nil
 	}
-	var del, ins strings.Builder
 	dargs := make([]any, 0, len(written))
 	var iargs []any
-	del.WriteString("DELETE FROM record_terms WHERE request_id IN (")
-	ins.WriteString("INSERT OR IGNORE INTO record_terms (term, request_id, time_ns) VALUES ")
-	for i, r := range written {
-		if i > 0 {
-			del.WriteByte(',')
-		}
-		del.WriteByte('?')
+	for _, r := range written {
 		dargs = append(dargs, r.ID)
 		for _, term := range index.Terms(&r.Transaction) {
-			if len(iargs) > 0 {
-				ins.WriteByte(',')
-			}
-			ins.WriteString("(?,?,?)")
 			iargs = append(iargs, term, r.ID, r.Time.UnixNano())
 		}
 	}
-	del.WriteByte(')')
-	if _, err := tx.ExecContext(ctx, del.String(), dargs...); err != nil {
+	err = runs(len(dargs), func(lo, n int) error {
+		_, err := tx.StmtContext(ctx, x.put[n].del).ExecContext(ctx, dargs[lo:lo+n]...)
+		return err
+	})
+	if err == nil {
+		err = runs(len(iargs)/3, func(lo, n int) error {
+			_, err := tx.StmtContext(ctx, x.put[n].terms).ExecContext(ctx, iargs[3*lo:3*(lo+n)]...)
+			return err
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}
-	if len(iargs) > 0 {
-		if _, err := tx.ExecContext(ctx, ins.String(), iargs...); err != nil {
-			return fmt.Errorf("index: put: %w", err)
-		}
-	}
 	return nil
-}
-
-// Get returns the record of requestID.
-func (x *Index) Get(ctx context.Context, requestID string) (index.Record, error) {
-	var (
-		data  string
-		shard string
-		leaf  int64
-	)
-	err := x.r.QueryRowContext(ctx, `SELECT data, shard, leaf_index FROM records WHERE request_id = $1`, requestID).Scan(&data, &shard, &leaf)
-	if errors.Is(err, sql.ErrNoRows) {
-		return index.Record{}, fmt.Errorf("index: request %q: %w", requestID, index.ErrNotFound)
-	}
-	if err != nil {
-		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
-	}
-	return index.DecodeRecord([]byte(data), shard, leaf)
-}
-
-// Search returns the records matching q, newest first.
-func (x *Index) Search(ctx context.Context, q index.Query) ([]index.Record, error) {
-	var cur *sqlq.Cursor
-	if q.Before != "" {
-		c := sqlq.Cursor{RequestID: q.Before}
-		err := x.r.QueryRowContext(ctx, sqlq.CursorSQL, q.Before).Scan(&c.TimeNS)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("index: search: cursor %q: %w", q.Before, index.ErrNotFound)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		cur = &c
-	}
-	text, args := sqlq.Search(&q, cur)
-	rows, err := x.r.QueryContext(ctx, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	defer rows.Close()
-	return sqlq.Collect(rows, "search", sqlq.ScanRecord)
-}
-
-// MaxLeafIndex returns the greatest leaf index stored for shard, or -1.
-func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
-	var n int64
-	if err := x.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(leaf_index), -1) FROM records WHERE shard = $1`, shard).Scan(&n); err != nil {
-		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
-	}
-	return n, nil
 }

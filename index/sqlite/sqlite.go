@@ -20,6 +20,7 @@ import (
 
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/internal/prune"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 var _ index.Index = (*Index)(nil)
@@ -29,11 +30,14 @@ const readers = 4
 
 // Index is an index.Index in a SQLite file.
 type Index struct {
+	sqlq.Store // reads on r; writes, and the claims, on w
+
 	w *sql.DB // the one writer connection
 	r *sql.DB // read-only pool
 
 	// Statements of the write path, prepared once on w.
 	claim *sql.Stmt
+	put   map[int]*putStmts // by row count (putShapes)
 
 	pruner    prune.Pruner
 	closeOnce sync.Once
@@ -60,7 +64,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	x := &Index{w: w}
-	if err := migrate(ctx, w); err != nil {
+	if err := migrateBusy(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
@@ -85,7 +89,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&x.claim, claimSQL},
+		{&x.claim, sqlq.ClaimSQL},
 	} {
 		st, err := x.w.PrepareContext(ctx, s.sql)
 		if err != nil {
@@ -93,7 +97,8 @@ func (x *Index) prepare(ctx context.Context) error {
 		}
 		*s.dst = st
 	}
-	return nil
+	x.Store = sqlq.Store{Q: db{r: x.r, w: x.w, prepared: map[string]*sql.Stmt{sqlq.ClaimSQL: x.claim}}, Dialect: dialect, Pruner: &x.pruner}
+	return x.preparePut(ctx)
 }
 
 // Close waits for a background claim cleanup, then closes the file.
@@ -105,6 +110,7 @@ func (x *Index) Close() error {
 				st.Close()
 			}
 		}
+		x.closePut()
 		var errR error
 		if x.r != nil {
 			errR = x.r.Close()

@@ -1,0 +1,294 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// scanResponse is Response.Decode's fast path: a field scanner over b,
+// which must be valid JSON (json.Valid), in the manner of the request's
+// (scan.go). It fills r exactly as json.Unmarshal would, or reports false
+// and leaves the body to json.Unmarshal: for anything it does not handle
+// the same way with certainty — a key that only matches a field when
+// case-folded or unescaped, a duplicated field, a value of another type
+// than its field's, an error object — encoding/json decides and words
+// the error.
+//
+// It allocates the strings it keeps (escaped ones through json.Unmarshal
+// of that one string) and the choices; everything else is skipped
+// without decoding. A chat completion is decoded in a fraction of
+// encoding/json's time, and a stream chunk too.
+func scanResponse(b []byte, r *Response) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false // null, arrays, scalars: json.Unmarshal's errors
+	}
+	s := respScan{b: b}
+	var seen uint16
+	s.members(i, responseFields, &seen, func(f, vs, ve int) {
+		switch f {
+		case fID:
+			s.str(vs, ve, &r.ID)
+		case fObject:
+			s.str(vs, ve, &r.Object)
+		case fCreated:
+			s.int64(vs, ve, &r.Created)
+		case fModel:
+			s.str(vs, ve, &r.Model)
+		case fFingerprint:
+			s.str(vs, ve, &r.SystemFingerprint)
+		case fChoices:
+			s.choices(vs, ve, &r.Choices)
+		case fUsage:
+			s.usage(vs, ve, &r.Usage)
+		case fError:
+			if !s.null(vs, ve) {
+				s.ok = false // its code is a RawMessage: encoding/json's to fill
+			}
+		case fData:
+			s.data(vs, ve, r)
+		}
+	})
+	return s.ok
+}
+
+// The fields of each object scanned, by JSON name, in field order.
+const (
+	fID = iota
+	fObject
+	fCreated
+	fModel
+	fFingerprint
+	fChoices
+	fUsage
+	fError
+	fData
+)
+
+var (
+	responseFields = fieldNames("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data")
+	choiceFields   = fieldNames("index", "finish_reason", "message", "delta", "text")
+	contentFields  = fieldNames("role", "content")
+	usageFields    = fieldNames("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details")
+	detailsFields  = fieldNames("cached_tokens")
+	dataFields     = fieldNames("index")
+)
+
+func fieldNames(names ...string) [][]byte {
+	out := make([][]byte, len(names))
+	for i, n := range names {
+		out[i] = []byte(n)
+	}
+	return out
+}
+
+type respScan struct {
+	b  []byte
+	ok bool
+}
+
+// members calls fn with the field number and value range of each member
+// of the object at b[i] whose key is one of fields, exactly. A key that
+// is one only case-folded or unescaped (encoding/json would fill the
+// field), or a field seen twice (the later wins there), ends the fast
+// path. seen has a bit per field.
+func (s *respScan) members(i int, fields [][]byte, seen *uint16, fn func(f, vs, ve int)) {
+	s.ok = true
+	eachMember(s.b, i, func(key []byte, vs, ve int) error {
+		if !s.ok {
+			return nil
+		}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			s.ok = false
+			return nil
+		}
+		for f, name := range fields {
+			if bytes.Equal(key, name) {
+				if *seen&(1<<f) != 0 {
+					s.ok = false
+					return nil
+				}
+				*seen |= 1 << f
+				fn(f, vs, ve)
+				return nil
+			}
+			if bytes.EqualFold(key, name) {
+				s.ok = false
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+func (s *respScan) null(vs, ve int) bool { return ve-vs == 4 && s.b[vs] == 'n' }
+
+// str stores a string value; null leaves dst as it is, as encoding/json
+// does.
+func (s *respScan) str(vs, ve int, dst *string) {
+	v := s.b[vs:ve]
+	switch {
+	case s.null(vs, ve):
+	case v[0] != '"':
+		s.ok = false
+	case bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v):
+		*dst = string(v[1 : len(v)-1])
+	default:
+		// Escapes, or bytes encoding/json replaces with U+FFFD.
+		if json.Unmarshal(v, dst) != nil {
+			s.ok = false
+		}
+	}
+}
+
+// number returns the integer at vs..ve: encoding/json refuses fractions
+// and exponents for an integer field, and out-of-range values.
+func (s *respScan) number(vs, ve int, bits int) (int64, bool) {
+	v := s.b[vs:ve]
+	if s.null(vs, ve) {
+		return 0, false
+	}
+	if v[0] != '-' && (v[0] < '0' || v[0] > '9') || bytes.ContainsAny(v, ".eE") {
+		s.ok = false
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, bits)
+	if err != nil {
+		s.ok = false
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *respScan) int64(vs, ve int, dst *int64) {
+	if n, ok := s.number(vs, ve, 64); ok {
+		*dst = n
+	}
+}
+
+func (s *respScan) int(vs, ve int, dst *int) {
+	if n, ok := s.number(vs, ve, strconv.IntSize); ok {
+		*dst = int(n)
+	}
+}
+
+// object checks that vs..ve is an object (true) or null (false, dst
+// untouched); anything else ends the fast path.
+func (s *respScan) object(vs, ve int) bool {
+	switch {
+	case s.null(vs, ve):
+		return false
+	case s.b[vs] != '{':
+		s.ok = false
+		return false
+	}
+	return true
+}
+
+// nested scans the object at vs with fields, then restores ok.
+func (s *respScan) nested(vs int, fields [][]byte, fn func(f, vs, ve int)) {
+	var seen uint16
+	outer := s.ok
+	s.members(vs, fields, &seen, fn)
+	s.ok = s.ok && outer
+}
+
+func (s *respScan) choices(vs, ve int, dst *[]Choice) {
+	switch {
+	case s.null(vs, ve):
+		return
+	case s.b[vs] != '[':
+		s.ok = false
+		return
+	}
+	cs := []Choice{} // an empty list is a list: HasChoices
+	eachElement(s.b, vs, func(k, es int) error {
+		ee := skipValue(s.b, es)
+		cs = append(cs, Choice{})
+		if !s.ok || !s.object(es, ee) {
+			return nil
+		}
+		c := &cs[len(cs)-1]
+		s.nested(es, choiceFields, func(f, vs, ve int) {
+			switch f {
+			case 0:
+				s.int(vs, ve, &c.Index)
+			case 1:
+				s.str(vs, ve, &c.FinishReason)
+			case 2:
+				s.content(vs, ve, &c.Message)
+			case 3:
+				s.content(vs, ve, &c.Delta)
+			case 4:
+				s.str(vs, ve, &c.Text)
+			}
+		})
+		return nil
+	})
+	*dst = cs
+}
+
+func (s *respScan) content(vs, ve int, dst *Content) {
+	if !s.object(vs, ve) {
+		return
+	}
+	s.nested(vs, contentFields, func(f, vs, ve int) {
+		switch f {
+		case 0:
+			s.str(vs, ve, &dst.Role)
+		case 1:
+			s.str(vs, ve, &dst.Content)
+		}
+	})
+}
+
+func (s *respScan) usage(vs, ve int, dst **Usage) {
+	if !s.object(vs, ve) {
+		return
+	}
+	u := &Usage{}
+	s.nested(vs, usageFields, func(f, vs, ve int) {
+		switch f {
+		case 0:
+			s.int(vs, ve, &u.PromptTokens)
+		case 1:
+			s.int(vs, ve, &u.CompletionTokens)
+		case 2:
+			s.int(vs, ve, &u.TotalTokens)
+		case 3:
+			if s.object(vs, ve) {
+				u.PromptTokensDetails = &struct {
+					CachedTokens int `json:"cached_tokens"`
+				}{}
+				s.nested(vs, detailsFields, func(_, vs, ve int) { s.int(vs, ve, &u.PromptTokensDetails.CachedTokens) })
+			}
+		}
+	})
+	*dst = u
+}
+
+func (s *respScan) data(vs, ve int, r *Response) {
+	switch {
+	case s.null(vs, ve):
+		return
+	case s.b[vs] != '[':
+		s.ok = false
+		return
+	}
+	d := make([]struct {
+		Index int `json:"index"`
+	}, 0, 1)
+	eachElement(s.b, vs, func(k, es int) error {
+		ee := skipValue(s.b, es)
+		d = append(d, struct {
+			Index int `json:"index"`
+		}{})
+		if s.ok && s.object(es, ee) {
+			s.nested(es, dataFields, func(_, vs, ve int) { s.int(vs, ve, &d[len(d)-1].Index) })
+		}
+		return nil
+	})
+	r.Data = d
+}

@@ -1,0 +1,102 @@
+package openai
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestScanResponse: the fast path fills a Response as json.Unmarshal
+// does, and hands what it does not handle alike to json.Unmarshal.
+func TestScanResponse(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		fast bool // the scanner decides (else encoding/json)
+	}{
+		{"chat", `{"id":"c1","object":"chat.completion","created":1700000000,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi","tool_calls":[]},"logprobs":null}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1}}}`, true},
+		{"chunk", `{"id":"c1","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`, true},
+		{"usage chunk", `{"id":"c1","choices":[],"usage":{"prompt_tokens":3}}`, true},
+		{"legacy text", `{"choices":[{"text":" there","index":1}]}`, true},
+		{"escapes", `{"id":"a\"b","choices":[{"message":{"content":"line\nnext \u00e9 \ud83d\ude00"}}]}`, true},
+		{"invalid UTF-8 becomes U+FFFD", "{\"model\":\"m\xff\"}", true},
+		{"nulls", `{"id":null,"created":null,"choices":[null,{"message":null,"delta":null}],"usage":null,"error":null,"data":null}`, true},
+		{"embeddings", `{"object":"list","data":[{"index":0,"embedding":[0.1,-2e-3]},{"index":1,"embedding":[]}],"model":"e"}`, true},
+		{"empty data", `{"data":[]}`, true},
+		{"unknown members skipped", `{"x":{"Model":1,"id":[1,{"a":"}"}]},"model":"m"}`, true},
+		{"negative and zero", `{"created":-5,"choices":[{"index":0}]}`, true},
+		{"case variant", `{"Model":"m"}`, false},
+		{"nested case variant", `{"choices":[{"Message":{"content":"x"}}]}`, false},
+		{"escaped key", `{"mod\u0065l":"m"}`, false},
+		{"duplicate", `{"model":"a","model":"b"}`, false},
+		{"error object", `{"error":{"message":"x","code":"y"}}`, false},
+		{"fraction", `{"created":1.5}`, false},
+		{"exponent", `{"usage":{"prompt_tokens":1e2}}`, false},
+		{"overflow", `{"created":99999999999999999999}`, false},
+		{"string as number", `{"usage":{"prompt_tokens":"many"}}`, false},
+		{"number as string", `{"model":5}`, false},
+		{"choices not a list", `{"choices":5}`, false},
+		{"content parts", `{"choices":[{"message":{"content":[{"type":"text"}]}}]}`, false},
+		{"not an object", `[1]`, false},
+		{"null body", `null`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.body)
+			var got Response
+			fast := json.Valid(b) && scanResponse(b, &got)
+			if fast != tt.fast {
+				t.Fatalf("scanner decided: %v, want %v", fast, tt.fast)
+			}
+			if !fast {
+				return
+			}
+			var want Response
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatalf("the scanner accepted what encoding/json refuses: %v", err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("scanner:\n%+v\nencoding/json:\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// FuzzScanResponse: on any body, what the fast path decides is what
+// json.Unmarshal decodes, so that the checks read the same response
+// whichever path read it.
+func FuzzScanResponse(f *testing.F) {
+	f.Add([]byte(`{"id":"c1","model":"m","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3}}`))
+	f.Add([]byte(`{"choices":[null,{"delta":{"role":"assistant","content":"\u00e9"}}],"usage":{"prompt_tokens_details":{"cached_tokens":2}}}`))
+	f.Add([]byte(`{"data":[{"index":0,"embedding":[0.1]}],"created":-1}`))
+	f.Add([]byte(`{"ſystem_fingerprint":"x","K":1}`))
+	addSeeds(f, "testdata/responses")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var got Response
+		if !scanResponse(b, &got) {
+			return
+		}
+		var want Response
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("the scanner accepted %q, which encoding/json refuses: %v", b, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nscanner:       %+v\nencoding/json: %+v", b, got, want)
+		}
+	})
+}
+
+// BenchmarkDecodeResponse: a chat completion as the simulator sends it.
+func BenchmarkDecodeResponse(b *testing.B) {
+	body := []byte(`{"id":"chatcmpl-sim-0123456789","object":"chat.completion","created":1764590000,"model":"sim-1","system_fingerprint":"fp_sim","choices":[{"index":0,"message":{"role":"assistant","content":"A transparency log lets every client check that the gateway recorded its exchange, and nobody can rewrite it later."},"finish_reason":"stop"}],"usage":{"prompt_tokens":41,"completion_tokens":16,"total_tokens":57,"prompt_tokens_details":{"cached_tokens":0}}}`)
+	var r Response
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Decode(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
