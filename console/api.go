@@ -59,6 +59,7 @@ const (
 	apiBreakdown = "/v1/custody/breakdown"
 	apiLog       = "/v1/custody/log"
 	apiCanaries  = "/v1/custody/canaries"
+	apiEvals     = "/v1/custody/evals"
 )
 
 // apiRecord is a record of GET /v1/custody/records.
@@ -132,4 +133,62 @@ type routeAnswer struct {
 
 type canaryList struct {
 	Data []routeAnswer `json:"data"`
+}
+
+// evalList is GET /v1/custody/evals: every route with the suites
+// covering it.
+type evalList struct {
+	Data []evalRoute `json:"data"`
+}
+
+type evalRoute struct {
+	Route    string `json:"route"`
+	Model    string `json:"model"`
+	Provider string `json:"provider"`
+	Index    int    `json:"index"`
+	Suites   []struct {
+		Suite      string      `json:"suite"`
+		Passed     bool        `json:"passed"`
+		RequiredBy []string    `json:"required_by"`
+		Last       *evalReport `json:"last"`
+	} `json:"suites"`
+}
+
+type evalReport struct {
+	Time  time.Time `json:"time"`
+	Path  evalPath  `json:"path"`
+	Cases []struct {
+		ID     string `json:"id"`
+		Pass   bool   `json:"pass"`
+		Reason string `json:"reason"`
+	} `json:"cases"`
+	Trigger          string  `json:"trigger"`
+	Passed           int     `json:"passed"`
+	Total            int     `json:"total"`
+	Threshold        float64 `json:"threshold"`
+	OK               bool    `json:"ok"`
+	PathMoved        bool    `json:"path_moved"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	Baseline         *struct {
+		Time     time.Time `json:"time"`
+		Path     evalPath  `json:"path"`
+		Pinned   bool      `json:"pinned"`
+		Recorded bool      `json:"recorded"`
+	} `json:"baseline"`
+	Regressions []string `json:"regressions"`
+	Changed     []string `json:"changed"`
+	LedgerID    string   `json:"ledger_id"`
+}
+
+type evalPath struct {
+	Provider    string `json:"provider"`
+	Model       string `json:"model"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// String is the path as the events page writes one: provider / model /
+// fingerprint.
+func (p evalPath) String() string {
+	return readablePath(p.Provider + "|" + p.Model + "|" + p.Fingerprint)
 }

@@ -24,15 +24,7 @@ const chromiumPath = "/usr/bin/chromium"
 // response bytes. It records every request the page makes: all must go
 // to the gateway.
 func TestBrowser(t *testing.T) {
-	if _, err := exec.LookPath(chromiumPath); err != nil {
-		if os.Getenv("CUSTODY_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("CUSTODY_REQUIRE_CHROMIUM is set and %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("%s is missing (apt-get install chromium)", chromiumPath)
-	}
-	if testing.Short() && os.Getenv("CUSTODY_REQUIRE_CHROMIUM") == "" {
-		t.Skip("starts a browser")
-	}
+	needChromium(t)
 	e := newEnv(t, false)
 	// The snapshot behind sim-1 drifts: a second path change for it.
 	if err := e.idx.AddEvents(context.Background(), index.Event{Type: index.EventPathChange, Model: "sim-1", Provider: "sim",
@@ -40,28 +32,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	shots := t.TempDir()
-
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first call starts the browser and must not carry the timeout.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	bctx := startChromium(t)
 	var mu sync.Mutex
 	var fetched []string
 	if err := chromedp.Listen(bctx, func(ev any) {
@@ -257,4 +228,45 @@ func TestBrowser(t *testing.T) {
 	if d := os.Getenv("CUSTODY_SHOTS"); d != "" {
 		os.CopyFS(d, os.DirFS(shots))
 	}
+}
+
+// needChromium skips t without Chromium (failing it instead when
+// CUSTODY_REQUIRE_CHROMIUM is set), and in -short mode.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		if os.Getenv("CUSTODY_REQUIRE_CHROMIUM") != "" {
+			t.Fatalf("CUSTODY_REQUIRE_CHROMIUM is set and %s is missing: %v", chromiumPath, err)
+		}
+		t.Skipf("%s is missing (apt-get install chromium)", chromiumPath)
+	}
+	if testing.Short() && os.Getenv("CUSTODY_REQUIRE_CHROMIUM") == "" {
+		t.Skip("starts a browser")
+	}
+}
+
+// startChromium starts a headless Chromium for t, stopped at its end.
+func startChromium(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first call starts the browser and must not carry the timeout.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return bctx
 }

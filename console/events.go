@@ -13,7 +13,7 @@ import (
 )
 
 // eventTypes are the timeline's filters, in the order shown.
-var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary}
+var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary, index.EventEval}
 
 type eventsData struct {
 	Type, Model, Route, Code string
@@ -29,7 +29,7 @@ type eventsData struct {
 type eventRow struct {
 	index.Event
 	RouteLabel string
-	Kind       string // canary events: failure, quarantined, recovered, enrolled, reenrolled
+	Kind       string // canary events: failure, quarantined, recovered, enrolled, reenrolled; eval events: passed, failed
 	Before     string // path changes: the path before, "" when first seen
 	After      string // path changes: the new path
 	Text       string // the detail otherwise
@@ -98,6 +98,12 @@ func (c *Console) eventRow(ctx context.Context, e index.Event) eventRow {
 			row.Kind, row.Text = k, rest
 		} else if strings.HasPrefix(e.Detail, "reenrolled") {
 			row.Kind, row.Text = "reenrolled", strings.TrimSpace(strings.TrimPrefix(e.Detail, "reenrolled"))
+		}
+	case index.EventEval:
+		// "passed|failed suite=… path=…": the outcome as the kind, the
+		// rest as written (ids, counts, digests: no case text).
+		if kind, rest, ok := strings.Cut(e.Detail, " "); ok && (kind == "passed" || kind == "failed") {
+			row.Kind, row.Text = kind, rest
 		}
 	case index.EventFallback:
 		row.Text = strings.ReplaceAll(e.Detail, ">", " → ")

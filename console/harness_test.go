@@ -8,14 +8,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/sqlite"
@@ -67,7 +70,20 @@ type env struct {
 	sent   map[string]exchange
 	ids    struct{ verified, rejected, fallback string }
 	canary *canary.Runner
-	gw     *gateway.Gateway
+	evals  *eval.Runner // nil without suites
+	// evalRecords counts the records of eval runs: each case's exchange
+	// and each run's leaf.
+	evalRecords atomic.Int64
+	gw          *gateway.Gateway
+}
+
+// envOptions vary newEnvWith's gateway.
+type envOptions struct {
+	tls bool
+	// evals are suites (name -> JSONL cases) covering sim-1/sim; the
+	// policy "summaries" requires the first of evalOrder.
+	evals     map[string]string
+	evalOrder []string
 }
 
 type exchange struct {
@@ -78,6 +94,12 @@ type exchange struct {
 
 func newEnv(t testing.TB, tls bool) *env {
 	t.Helper()
+	return newEnvWith(t, envOptions{tls: tls})
+}
+
+func newEnvWith(t testing.TB, o envOptions) *env {
+	t.Helper()
+	tls := o.tls
 	ctx := context.Background()
 	counterOnce.Do(func() {
 		var err error
@@ -101,11 +123,21 @@ func newEnv(t testing.TB, tls bool) *env {
 		t.Cleanup(s.Close)
 	}
 	yaml := strings.NewReplacer("ADMIN", adminKey, "SIM", honest.URL+"/v1", "LIAR", liar.URL+"/v1", "BROKEN", broken.URL+"/v1").Replace(testConfig)
+	dir := t.TempDir()
+	if len(o.evalOrder) > 0 {
+		yaml += "  - {name: summaries, fallback: allow, require_evals: [" + o.evalOrder[0] + "]}\nevals:\n"
+		for _, name := range o.evalOrder {
+			f := filepath.Join(dir, name+".jsonl")
+			if err := os.WriteFile(f, []byte(o.evals[name]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			yaml += "  - {name: " + name + ", file: \"" + f + "\", routes: [sim-1/sim], rate: 50}\n"
+		}
+	}
 	cfg, err := config.Parse("test.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	lg, err := ledger.Open(ctx, ledger.Config{Dir: filepath.Join(dir, "ledger"), CheckpointInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +195,25 @@ func newEnv(t testing.TB, tls bool) *env {
 	}
 	gw.SetCanaries(runner)
 	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}, canary: runner, gw: gw}
+	if len(o.evalOrder) > 0 {
+		// As serve runs them: each run's leaf (and so its event) recorded.
+		suites, err := eval.Suites(cfg.Evals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.evals, err = eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), RetryMin: -1,
+			OnRun: func(rep eval.Report) string {
+				e.evalRecords.Add(int64(len(rep.Cases) + 1))
+				id, err := gw.RecordEval(context.Background(), rep)
+				if err != nil {
+					t.Error(err)
+				}
+				return id
+			}}); err != nil {
+			t.Fatal(err)
+		}
+		gw.SetEvals(e.evals)
+	}
 	if tls {
 		e.srv = httptest.NewTLSServer(gw)
 	} else {
@@ -208,8 +259,16 @@ func (e *env) traffic() {
 	if !e.canary.Quarantined("liar-1", 0) {
 		t.Fatalf("the liar's route is not quarantined: %+v", e.canary.Last())
 	}
+	if e.evals != nil {
+		// The first client request on sim-1/sim was a path change, which
+		// ran the suites in the background; then they run on demand.
+		e.evals.Wait()
+		if _, err := e.evals.RunOnce(context.Background(), eval.RunOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	want := len(e.sent) + probes
+	want := len(e.sent) + probes + int(e.evalRecords.Load())
 	for {
 		recs, err := e.idx.Search(context.Background(), index.Query{Limit: index.MaxLimit})
 		if err != nil {

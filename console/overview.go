@@ -85,6 +85,7 @@ type modelCard struct {
 	Chart   template.HTML
 	Mix     template.HTML
 	Legend  []legendEntry
+	Evals   []*evalPanel // routes with evaluation suites
 
 	codes  map[string]int64
 	client []counts
@@ -149,6 +150,11 @@ func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*over
 	slices.SortStableFunc(d.Models, func(a, b *modelCard) int {
 		return cmp.Compare(slices.Index(c.cfg.Models, a.Name), slices.Index(c.cfg.Models, b.Name))
 	})
+	var evals evalList
+	if err := c.call(ctx, apiEvals, nil, &evals); err != nil {
+		return nil, fmt.Errorf("reading the evals: %w", err)
+	}
+	attachEvals(d, evals.Data)
 	var lg logAnswer
 	if err := c.call(ctx, apiLog, nil, &lg); err != nil {
 		return nil, fmt.Errorf("reading the log status: %w", err)

@@ -179,3 +179,44 @@ func TestProbeStates(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalPanelStates: a suite not run yet, a regression against a
+// pinned baseline, and a route no suite covers, as the panel shows them.
+func TestEvalPanelStates(t *testing.T) {
+	c, err := New(Config{IsAdminKey: func(string) bool { return false }, API: http.NotFoundHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evals evalList
+	if err := json.Unmarshal([]byte(`{"object":"list","data":[
+		{"route":"m/p","model":"m","provider":"p","index":0,"suites":[
+			{"suite":"fresh","passed":false,"required_by":["code"],"last":null},
+			{"suite":"drift","passed":false,"required_by":[],"last":{"time":"2026-12-01T10:00:00Z","trigger":"path_change",
+				"path":{"provider":"p","model":"m-0901","fingerprint":""},"cases":[{"id":"order","pass":false,"reason":"regex does not match"},{"id":"hello","pass":true,"reason":""}],
+				"passed":1,"total":2,"threshold":1,"ok":false,"path_moved":false,"prompt_tokens":10,"completion_tokens":5,
+				"baseline":{"time":"2026-11-30T09:00:00Z","path":{"provider":"p","model":"m-0827","fingerprint":"fp_1"},"pinned":true,"recorded":false},
+				"regressions":["order"],"changed":["order","hello"],"failing":["order"],"ledger_id":""}}]},
+		{"route":"m/q","model":"m","provider":"q","index":1,"suites":[]}]}`), &evals); err != nil {
+		t.Fatal(err)
+	}
+	d := summarize(statsAnswer{Buckets: 1}, []routeAnswer{{Route: "m/p", Model: "m", Provider: "p"}, {Route: "m/q", Model: "m", Provider: "q", Index: 1}},
+		func(string) bool { return true })
+	attachEvals(d, evals.Data)
+	var b bytes.Buffer
+	if err := c.pages["overview"].Execute(&b, map[string]any{"Page": "overview", "Now": time.Now(), "Data": d}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<tr id="eval-m/p-fresh" class="pending">`, `no run yet`, `<strong class="bad">not used</strong>: its current path has not passed`,
+		`<tr id="eval-m/p-drift" class="fail">`, `path p / m-0901 / —`, `<code class="case">order</code> <small class="bad">regressed</small> <small>regex does not match</small>`,
+		`pinned 2026-11-30 09:00:00Z on p / m-0827 / fp_1; 1 regressed, 2 changed`, `15 tokens`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("overview lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `id="evals-m/q"`) || strings.Contains(page, "hello</code>") {
+		t.Errorf("a panel for a route no suite covers, or a passing case listed as failing:\n%s", page)
+	}
+}

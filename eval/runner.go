@@ -308,13 +308,27 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	}
 	r.compare(rep, pin)
 
+	k := passKey{s.Name, j.rt.Model, j.rt.Index}
+	if !rep.OK {
+		// A failing run takes the route out of the policies that require
+		// the suite at once, before its evidence is written.
+		r.mu.Lock()
+		r.publish(k, false)
+		r.mu.Unlock()
+	}
+	if r.cfg.OnRun != nil {
+		// Evidence first: a passing run is recorded before it makes the
+		// route eligible or is shown, so every report shown names its leaf.
+		rep.LedgerID = r.cfg.OnRun(*rep)
+	}
 	r.mu.Lock()
 	j.last = rep
 	// A run that began before the latest path change says nothing about
 	// the new path: it may fail the route, never pass it.
-	if j.gen.Load() == gen || !rep.OK {
-		r.publish(passKey{s.Name, j.rt.Model, j.rt.Index}, rep.OK)
+	if rep.OK && j.gen.Load() == gen {
+		r.publish(k, true)
 	}
+	cp := *rep
 	r.mu.Unlock()
 	if rep.PathMoved {
 		// Its own traffic met the new path first, so no client request
@@ -323,15 +337,6 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	} else {
 		r.scheduleRetry(j, rep.OK)
 	}
-	if r.cfg.OnRun != nil {
-		id := r.cfg.OnRun(*rep)
-		r.mu.Lock()
-		rep.LedgerID = id
-		r.mu.Unlock()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cp := *rep
 	return &cp
 }
 

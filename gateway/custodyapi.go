@@ -51,11 +51,15 @@ func (e *Evidence) mount(g *Gateway, mux *http.ServeMux) {
 		mux.Handle("GET "+path, h)
 		admin.Handle("GET "+path, h)
 	}
+	// The evals' status is mounted on mux by mountEvals; the console
+	// reads it too.
+	admin.Handle("GET "+PathEvals, g.handle(g.evalStatus))
 	e.admin = inProcess(admin)
 	mux.Handle("GET /log/", e.Log.Handler())
 }
 
-// Paths of the admin API (GET, admin key), documented in openapi.json.
+// Paths of the admin API (GET, admin key unless said), documented in
+// openapi.json. AdminAPI serves the GET ones but the document.
 const (
 	PathOpenAPI   = "/v1/custody/openapi.json"
 	PathRecords   = "/v1/custody/records"
@@ -64,6 +68,9 @@ const (
 	PathBreakdown = "/v1/custody/breakdown"
 	PathLogStatus = "/v1/custody/log"
 	PathCanaries  = "/v1/custody/canaries"
+	PathEvals     = "/v1/custody/evals"
+	// PathEvalsRun is POST, admin key: never served in process.
+	PathEvalsRun = "/v1/custody/evals/run"
 )
 
 // AdminAPI serves the admin API's GET endpoints without asking for an

@@ -499,6 +499,18 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*ver
 	}
 	r.Checkpoint, r.InclusionProof = string(cpRaw), proof
 	r.Cosigned = l.wit != nil && l.wit.cosigned(cpRaw, l.keys.verifier)
+	// The rules it was decided under, provable under the same checkpoint.
+	if c := tx.ConfigLeaf; c != nil && *c < cp.Size {
+		rules, err := l.readLeaf(ctx, *c)
+		if err != nil {
+			return nil, err
+		}
+		rp, err := pb.InclusionProof(ctx, *c)
+		if err != nil {
+			return nil, fmt.Errorf("building the rules' inclusion proof: %w", err)
+		}
+		r.Rules, r.RulesProof = rules, rp
+	}
 	return r, nil
 }
 

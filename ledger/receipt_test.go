@@ -128,6 +128,12 @@ func TestConfigLeafStamped(t *testing.T) {
 	if l.ConfigLeaf() != int64(second) {
 		t.Fatalf("reopened: config leaf %d, want %d", l.ConfigLeaf(), second)
 	}
+	// Once integrated, a receipt carries its rules, proven.
+	rc := integrated(t, l, r.Index, "req-a")
+	res, err := verify.VerifyReceiptWith(ctx, nil, l.Verifier(), verify.Options{}, rc, nil, nil)
+	if err != nil || res.Rules == nil || res.Rules.Reason != "start" {
+		t.Fatalf("receipt rules %+v: %v", res, err)
+	}
 	src, _ := verify.OpenSource(dir)
 	rep, err := verify.Audit(ctx, src, l.Verifier(), "")
 	if err != nil || rep.ConfigLeaves != 2 || rep.LastConfigLeaf != int64(second) {

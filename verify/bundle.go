@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/transparency-dev/formats/log"
 	"golang.org/x/mod/sumdb/note"
 )
 
@@ -40,6 +41,10 @@ type Bundle struct {
 	Signature    []byte `json:"signature"`
 	// Proof is a c2sp.org/tlog-proof@v1 for the leaf (no extra data).
 	Proof string `json:"proof"`
+	// Rules and RulesProof are the receipt's (the config leaf in force and
+	// its inclusion proof under the same checkpoint), when it has them.
+	Rules      []byte   `json:"rules,omitempty"`
+	RulesProof [][]byte `json:"rules_proof,omitempty"`
 }
 
 // NewBundle makes the bundle of an integrated receipt (one that carries
@@ -59,7 +64,7 @@ func NewBundle(r *Receipt) (*Bundle, error) {
 	return &Bundle{
 		Format: BundleFormat, RequestID: r.RequestID, Origin: r.Origin, KeyID: r.KeyID,
 		Leaf: r.Leaf, RequestSalt: r.RequestSalt, ResponseSalt: r.ResponseSalt, Signature: r.Signature,
-		Proof: p.String(),
+		Proof: p.String(), Rules: r.Rules, RulesProof: r.RulesProof,
 	}, nil
 }
 
@@ -92,7 +97,7 @@ func ParseBundle(b []byte) (*Receipt, error) {
 	r := &Receipt{
 		V: ReceiptVersion, RequestID: bu.RequestID, Origin: bu.Origin, KeyID: bu.KeyID,
 		Index: index, Leaf: bu.Leaf, RequestSalt: bu.RequestSalt, ResponseSalt: bu.ResponseSalt,
-		Signature: bu.Signature, Checkpoint: cp, InclusionProof: proof,
+		Signature: bu.Signature, Checkpoint: cp, InclusionProof: proof, Rules: bu.Rules, RulesProof: bu.RulesProof,
 	}
 	// The receipt's own bounds (sizes of leaf, salts, signature, proof).
 	again, err := json.Marshal(r)
@@ -178,5 +183,35 @@ func Prove(ctx context.Context, src LogSource, verifier note.Verifier, r *Receip
 	}
 	c := *r
 	c.Checkpoint, c.InclusionProof = string(raw), incl
+	return &c, nil
+}
+
+// ProveRules returns a copy of r, which must carry its checkpoint, with
+// the config leaf its transaction leaf names and that leaf's inclusion
+// proof under r's checkpoint, read from the log's tiles (r as is if the
+// leaf names no config leaf). The caller verifies the result.
+func ProveRules(ctx context.Context, src LogSource, verifier note.Verifier, r *Receipt) (*Receipt, error) {
+	tx, err := DecodeLeaf(r.Leaf)
+	if err != nil || tx.ConfigLeaf == nil || r.Checkpoint == "" {
+		return r, nil
+	}
+	cp, _, _, err := log.ParseCheckpoint([]byte(r.Checkpoint), verifier.Name(), verifier)
+	if err != nil {
+		return nil, invalid("receipt checkpoint: %v", err)
+	}
+	index := *tx.ConfigLeaf
+	if index >= cp.Size {
+		return nil, invalid("the leaf names config leaf %d, beyond its checkpoint (size %d)", index, cp.Size)
+	}
+	leaf, err := entryAt(ctx, src, index, cp.Size)
+	if err != nil {
+		return nil, err
+	}
+	incl, err := newProofs(src, cp.Size).inclusion(ctx, index)
+	if err != nil {
+		return nil, err
+	}
+	c := *r
+	c.Rules, c.RulesProof = leaf, incl
 	return &c, nil
 }

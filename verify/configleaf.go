@@ -169,16 +169,10 @@ func ReadConfigLeaf(ctx context.Context, src LogSource, verifier note.Verifier, 
 	if index >= cp.Size {
 		return nil, fmt.Errorf("%w: the log (size %d) does not contain config leaf %d yet", ErrNotIntegrated, cp.Size, index)
 	}
-	bi := index / layout.EntryBundleWidth
-	raw, err := src.ReadEntryBundle(ctx, bi, layout.PartialTileSize(0, bi, cp.Size))
+	leaf, err := entryAt(ctx, src, index, cp.Size)
 	if err != nil {
-		return nil, fmt.Errorf("reading entry bundle: %w", err)
+		return nil, err
 	}
-	var eb api.EntryBundle
-	if err := eb.UnmarshalText(raw); err != nil || uint64(len(eb.Entries)) <= index%layout.EntryBundleWidth {
-		return nil, invalid("entry bundle %d does not hold leaf %d", bi, index)
-	}
-	leaf := eb.Entries[index%layout.EntryBundleWidth]
 	incl, err := newProofs(src, cp.Size).inclusion(ctx, index)
 	if err != nil {
 		return nil, err
@@ -191,4 +185,19 @@ func ReadConfigLeaf(ctx context.Context, src LogSource, verifier note.Verifier, 
 		return nil, invalid("leaf %d: %v", index, err)
 	}
 	return c, nil
+}
+
+// entryAt reads the leaf at index from the entry bundles of a tree of
+// size leaves (unproven: the caller proves it).
+func entryAt(ctx context.Context, src LogSource, index, size uint64) ([]byte, error) {
+	bi := index / layout.EntryBundleWidth
+	raw, err := src.ReadEntryBundle(ctx, bi, layout.PartialTileSize(0, bi, size))
+	if err != nil {
+		return nil, fmt.Errorf("reading entry bundle: %w", err)
+	}
+	var eb api.EntryBundle
+	if err := eb.UnmarshalText(raw); err != nil || uint64(len(eb.Entries)) <= index%layout.EntryBundleWidth {
+		return nil, invalid("entry bundle %d does not hold leaf %d", bi, index)
+	}
+	return eb.Entries[index%layout.EntryBundleWidth], nil
 }

@@ -50,6 +50,11 @@ type Receipt struct {
 	// checkpoint yet. A verifier checks the cosignatures itself
 	// (--witness-key): this only says whether to expect them.
 	Cosigned bool `json:"cosigned,omitempty"`
+	// Rules, when present, is the config leaf the transaction leaf names
+	// (config_leaf), and RulesProof its inclusion proof under Checkpoint:
+	// the policy that governed the transaction, provable offline.
+	Rules      []byte   `json:"rules,omitempty"`
+	RulesProof [][]byte `json:"rules_proof,omitempty"`
 }
 
 // receiptDomain prefixes the bytes the receipt signature covers, so that a
@@ -100,6 +105,15 @@ func ParseReceipt(b []byte) (*Receipt, error) {
 		return nil, fmt.Errorf("%w: checkpoint of %d bytes", ErrBadReceipt, len(r.Checkpoint))
 	case r.Checkpoint == "" && len(r.InclusionProof) > 0:
 		return nil, fmt.Errorf("%w: inclusion proof without checkpoint", ErrBadReceipt)
+	case len(r.Rules) > MaxLeafSize || len(r.RulesProof) > maxProofLen:
+		return nil, fmt.Errorf("%w: rules of %d bytes, proof of %d hashes", ErrBadReceipt, len(r.Rules), len(r.RulesProof))
+	case r.Checkpoint == "" && (len(r.Rules) > 0 || len(r.RulesProof) > 0):
+		return nil, fmt.Errorf("%w: rules without checkpoint", ErrBadReceipt)
+	}
+	for i, h := range r.RulesProof {
+		if len(h) != 32 {
+			return nil, fmt.Errorf("%w: rules proof hash %d is %d bytes", ErrBadReceipt, i, len(h))
+		}
 	}
 	for i, h := range r.InclusionProof {
 		if len(h) != 32 {

@@ -54,11 +54,22 @@ type Vector struct {
 	Want string `json:"want"`
 	// Cosigners are the witnesses a valid verification names.
 	Cosigners []string `json:"cosigners"`
+	// Policy is, for a valid receipt carrying its rules, the policy that
+	// governed it (canonical JSON), as the proven config leaf states it.
+	Policy json.RawMessage `json:"policy,omitempty"`
 }
 
 // CheckVector is how the Go verifier judges a vector offline: "valid",
 // "not_integrated" or "invalid", and the reason.
 func CheckVector(v *Vector) (string, []string, error) {
+	got, res, err := checkVector(v)
+	if res == nil {
+		return got, nil, err
+	}
+	return got, res.Cosigners, err
+}
+
+func checkVector(v *Vector) (string, *Result, error) {
 	lk, err := ParseVerifier(v.LogKey)
 	if err != nil {
 		return "", nil, err
@@ -90,7 +101,7 @@ func CheckVector(v *Vector) (string, []string, error) {
 	case r.Checkpoint == "":
 		return "not_integrated", nil, nil
 	}
-	return "valid", res.Cosigners, nil
+	return "valid", res, nil
 }
 
 func TestVectors(t *testing.T) {
@@ -111,12 +122,26 @@ func TestVectors(t *testing.T) {
 			if err := json.Unmarshal(b, &v); err != nil {
 				t.Fatal(err)
 			}
-			got, cosigners, err := CheckVector(&v)
+			got, res, err := checkVector(&v)
 			if got != v.Want {
 				t.Fatalf("%s: got %s (%v), want %s", v.Description, got, err, v.Want)
 			}
-			if got == "valid" && strings.Join(cosigners, ",") != strings.Join(v.Cosigners, ",") {
-				t.Fatalf("cosigners %q, want %q", cosigners, v.Cosigners)
+			if got != "valid" {
+				return
+			}
+			if strings.Join(res.Cosigners, ",") != strings.Join(v.Cosigners, ",") {
+				t.Fatalf("cosigners %q, want %q", res.Cosigners, v.Cosigners)
+			}
+			var policy json.RawMessage
+			if res.Rules != nil {
+				policy, _ = res.Rules.Policy(res.Transaction.Policy)
+			}
+			var want bytes.Buffer
+			if len(v.Policy) > 0 {
+				json.Compact(&want, v.Policy)
+			}
+			if string(policy) != want.String() {
+				t.Fatalf("policy %s, want %s", policy, v.Policy)
 			}
 		})
 	}
@@ -228,6 +253,10 @@ func writeVectors(t *testing.T) {
 			tx.ConfigLeaf = &cl // a version 2 leaf, naming its rules
 		}
 		leaf, err := EncodeLeaf(tx)
+		if i == 1 { // the rules: a config leaf
+			leaf, err = EncodeConfigLeaf(ConfigLeaf{Reason: "start", Version: "v1.0.0", Digest: strings.Repeat("ab", 32),
+				Policies: json.RawMessage(`{"default":{"fallback":"deny","require_pinned":true}}`), Previous: -1}, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,6 +315,10 @@ func writeVectors(t *testing.T) {
 		for _, h := range r.InclusionProof {
 			c.InclusionProof = append(c.InclusionProof, bytes.Clone(h))
 		}
+		c.RulesProof = nil
+		for _, h := range r.RulesProof {
+			c.RulesProof = append(c.RulesProof, bytes.Clone(h))
+		}
 		f(&c)
 		return &c
 	}
@@ -297,6 +330,11 @@ func writeVectors(t *testing.T) {
 	add("valid-bundle", "the offline bundle of that receipt (C2SP tlog-proof inside), 2-of-3 witnesses", bundle(good), request, response, 2, "valid", all...)
 	add("valid-bundle-stream", "a streamed response's bundle: the commitment covers the bytes before the ': custody-receipt' line", bundle(receipt(4, cosigned)), request, streamed, 2, "valid", all...)
 	add("valid-bundle-leaf-v2", "the last leaf, version 2 (it names config leaf 1)", bundle(receipt(5, cosigned)), request, response, 2, "valid", all...)
+	withRules := func(r *Receipt) *Receipt { r.Rules, r.RulesProof = leaves[1], path(1, leaves); return r }
+	add("valid-bundle-rules", "leaf 5 with the config leaf it names (the policy in force) and its proof", bundle(withRules(receipt(5, cosigned))), request, response, 2, "valid", all...)
+	out["valid-bundle-rules"].Policy = json.RawMessage(`{"fallback":"deny","require_pinned":true}`)
+	add("wrong-rules-proof", "the rules' inclusion proof altered", bundle(edit(withRules(receipt(5, cosigned)), func(r *Receipt) { r.RulesProof[0][3] ^= 1 })), nil, nil, 0, "invalid")
+	add("wrong-rules", "another leaf presented as the rules, with the rules' proof", bundle(edit(withRules(receipt(5, cosigned)), func(r *Receipt) { r.Rules = leaves[2] })), nil, nil, 0, "invalid")
 	add("valid-bundle-first-leaf", "the bundle of leaf 0 (a proof of three hashes)", bundle(receipt(0, cosigned)), request, response, 3, "valid", all...)
 	twoOf3 := string(signed) + ws[0].cosign(body, ts) + ws[2].cosign(body, ts)
 	add("valid-bundle-two-cosignatures", "cosigned by w1 and w3 only: meets the 2-of-3 quorum", bundle(receipt(3, twoOf3)), nil, nil, 2, "valid", "w1.example", "w3.example")

@@ -86,6 +86,9 @@ type Result struct {
 	// Cosigners are the pinned witnesses that cosigned the checkpoint the
 	// leaf was proven under (the log's, with a source; else the receipt's).
 	Cosigners []string
+	// Rules is the config leaf the transaction was decided under, when
+	// the receipt carries it (proven under the receipt's checkpoint).
+	Rules *ConfigLeaf
 }
 
 // VerifyReceiptWith is VerifyReceipt with witness cosignatures: a
@@ -150,6 +153,17 @@ func verifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, o
 		}
 		if res.Cosigners, err = opts.Witnesses.Check([]byte(r.Checkpoint), verifier); err != nil {
 			return fmt.Errorf("receipt %w", err)
+		}
+		if len(r.Rules) > 0 {
+			if tx.ConfigLeaf == nil {
+				return invalid("the receipt carries rules but its leaf names no config leaf")
+			}
+			if err := proof.VerifyInclusion(rfc6962.DefaultHasher, *tx.ConfigLeaf, rcp.Size, rfc6962.DefaultHasher.HashLeaf(r.Rules), r.RulesProof, rcp.Hash); err != nil {
+				return invalid("the receipt's rules are not config leaf %d of its checkpoint: %v", *tx.ConfigLeaf, err)
+			}
+			if res.Rules, err = DecodeConfigLeaf(r.Rules); err != nil {
+				return invalid("the receipt's rules: %v", err)
+			}
 		}
 	}
 	if src == nil {

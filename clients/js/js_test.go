@@ -50,9 +50,10 @@ func lastLines(b []byte, n int) string {
 }
 
 // TestVectors: the npm package judges every shared vector as the Go
-// verifier does (verify.TestVectors checks the Go side).
+// verifier does (verify.TestVectors checks the Go side), and malformed
+// input is always a VerificationError.
 func TestVectors(t *testing.T) {
-	runNode(t, nil, "--test", "test/vectors.test.js")
+	runNode(t, nil, "--test", "test/vectors.test.js", "test/parse.test.js")
 }
 
 // TestOpenAINodeSDK installs the pinned openai package (devDependencies)

@@ -37,8 +37,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case fs.NArg() > 0:
 		return usageError(stderr, "audit takes no arguments, got %q", fs.Args())
-	case *cfgPath != "" && (*logLoc != "" || *state != "" || *key != ""):
-		return usageError(stderr, "audit --config audits every shard with the keys the index lists; it takes no --log, --state or --key")
+	case *cfgPath != "" && (*logLoc != "" || *state != "" || *key != "" || len(wp.keys) > 0 || *wp.quorum != 0):
+		return usageError(stderr, "audit --config audits every shard with the keys the index lists; it takes no --log, --state, --key or --witness-*")
 	case *cfgPath == "" && *stateDir != "":
 		return usageError(stderr, "--state-dir goes with --config; one log takes --state")
 	case *cfgPath != "":

@@ -2,8 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +19,9 @@ import (
 )
 
 // adminConfig has client traffic's routes and a route whose upstream
-// lies about its model: its canaries fail, and it is quarantined.
+// lies about its model: its canaries fail, and it is quarantined. Two
+// evaluation suites cover sim-1/up: smoke passes (and a policy requires
+// it), picky fails its case "never".
 const adminConfig = `
 admin_keys: [adm-test]
 tenants: [{id: acme, api_keys: [sk-acme]}, {id: beta, api_keys: [sk-beta]}]
@@ -23,7 +32,19 @@ providers:
 models:
   - {name: sim-1, context_window: 8192, routes: [{provider: up}]}
   - {name: lie-1, context_window: 8192, routes: [{provider: liar, model: sim-1}]}
+policies:
+  - {name: summaries, require_evals: [smoke]}
+evals:
+  - {name: smoke, file: SMOKE, routes: [sim-1/up], rate: 50}
+  - {name: picky, file: PICKY, routes: [sim-1/up], rate: 50}
 `
+
+const (
+	smokeSuite = `{"id": "greeting", "prompt": "Say hello and quote zulu9999", "assert": {"contains": "zulu9999"}}
+`
+	pickySuite = `{"id": "never", "prompt": "Say hello", "assert": {"equals": "a sentence no simulator says"}}
+`
+)
 
 // TestAdminAPIMatchesOpenAPI calls every admin endpoint of the real
 // binary, after client traffic, canary runs and a quarantine, and
@@ -32,7 +53,10 @@ models:
 // be called.
 func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	dir := t.TempDir()
-	s := startServe(t, dir, "--config", writeConfig(t, dir, adminConfig))
+	smoke, picky := filepath.Join(dir, "smoke.jsonl"), filepath.Join(dir, "picky.jsonl")
+	os.WriteFile(smoke, []byte(smokeSuite), 0o600)
+	os.WriteFile(picky, []byte(pickySuite), 0o600)
+	s := startServe(t, dir, "--config", writeConfig(t, dir, strings.NewReplacer("SMOKE", smoke, "PICKY", picky).Replace(adminConfig)))
 	resp, body := get(t, s.URL+"/v1/custody/openapi.json", "")
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -49,7 +73,8 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 		}
 		ids = append(ids, r.Header.Get("Custody-Request-Id"))
 	}
-	// Wait for the liar's route to be quarantined and the traffic indexed.
+	// Wait for the liar's route to be quarantined, the traffic indexed
+	// and both suites' start-up runs on the timeline.
 	var canaries struct {
 		Data []struct {
 			Route        string
@@ -65,11 +90,12 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 		for _, c := range canaries.Data {
 			quarantined = quarantined || (c.Route == "lie-1/liar" && c.Quarantined && c.OutOfService != nil && c.OutOfService.Since != nil)
 		}
-		if quarantined && strings.Contains(recs, ids[0]) {
+		_, evals := get(t, s.URL+"/v1/custody/events?type=eval", "adm-test")
+		if quarantined && strings.Contains(recs, ids[0]) && strings.Count(evals, `"type":"eval"`) >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no quarantine with its event, or traffic not indexed:\n%s\n%s", b, recs)
+			t.Fatalf("no quarantine with its event, traffic not indexed, or no eval runs:\n%s\n%s\n%s", b, recs, evals)
 		}
 	}
 
@@ -131,6 +157,10 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	check("GET", "/v1/custody/log", "adm-test", "", 200)
 	check("GET", "/v1/custody/canaries", "adm-test", "", 200)
 	check("POST", "/v1/custody/canaries/reenroll", "adm-test", `{"route":"sim-1/up"}`, 200)
+	check("GET", "/v1/custody/events?type=eval", "adm-test", "", 200)
+	evalState := check("GET", "/v1/custody/evals", "adm-test", "", 200)
+	run := check("POST", "/v1/custody/evals/run", "adm-test", `{"suite":"picky","route":"sim-1/up"}`, 200)
+	check("POST", "/v1/custody/evals/run", "adm-test", `{"suite":"smoke","pin":true}`, 200)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if r, b := get(t, s.URL+"/v1/custody/receipts/"+ids[0], "sk-acme"); r.StatusCode == 200 && strings.Contains(b, "inclusion_proof") {
 			break
@@ -152,10 +182,65 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	check("GET", "/v1/custody/breakdown?by=colour", "adm-test", "", 400)
 	check("GET", "/v1/custody/stats?buckets=5000", "adm-test", "", 400)
 	check("GET", "/v1/custody/receipts/"+ids[0], "sk-beta", "", 404)
+	check("GET", "/v1/custody/evals", "", "", 401)
+	check("GET", "/v1/custody/evals", "sk-acme", "", 403)
+	check("POST", "/v1/custody/evals/run", "", `{}`, 401)
+	check("POST", "/v1/custody/evals/run", "adm-test", `{"suite":`, 400)
+	check("POST", "/v1/custody/evals/run", "adm-test", `{"suite":"nope"}`, 404)
 	for _, p := range doc.Paths() {
 		if !called[p] {
 			t.Errorf("documented path %s was not called with success", p)
 		}
+	}
+	// Every admin path mounted anywhere in the module (the gateway, serve's
+	// mounts), and every one the console reads, is in the document (and
+	// so, by the loop above, called).
+	for _, p := range custodyPaths(t, "../..") {
+		if !documented(doc.Paths(), p) {
+			t.Errorf("%s is in the sources (mounted or read) but not in gateway/openapi.json", p)
+		}
+	}
+	// The evals' answers say what the console's panel shows: the pass
+	// state, the policies requiring a suite, a failing run's case by id
+	// with the assertion that failed.
+	var st struct {
+		Data []struct {
+			Route  string `json:"route"`
+			Suites []struct {
+				Suite      string   `json:"suite"`
+				Passed     bool     `json:"passed"`
+				RequiredBy []string `json:"required_by"`
+				Last       *struct {
+					OK      bool     `json:"ok"`
+					Failing []string `json:"failing"`
+					Cases   []struct{ ID, Reason string }
+				} `json:"last"`
+			} `json:"suites"`
+		} `json:"data"`
+	}
+	json.Unmarshal([]byte(evalState), &st)
+	got := map[string]string{}
+	for _, r := range st.Data {
+		for _, su := range r.Suites {
+			if su.Last == nil {
+				t.Errorf("%s on %s has no last run: %s", su.Suite, r.Route, evalState)
+				continue
+			}
+			got[r.Route+" "+su.Suite] = fmt.Sprintf("passed=%v ok=%v required_by=%v failing=%v", su.Passed, su.Last.OK, su.RequiredBy, su.Last.Failing)
+			if !su.Last.OK && (len(su.Last.Cases) != 1 || su.Last.Cases[0].Reason == "") {
+				t.Errorf("a failing case without its reason: %+v", su.Last.Cases)
+			}
+		}
+	}
+	want := map[string]string{
+		"sim-1/up smoke": "passed=true ok=true required_by=[summaries] failing=[]",
+		"sim-1/up picky": "passed=false ok=false required_by=[] failing=[never]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("GET /v1/custody/evals: got %v, want %v", got, want)
+	}
+	if !strings.Contains(run, `"trigger":"demand"`) || !strings.Contains(run, `"failing":["never"]`) {
+		t.Errorf("POST /v1/custody/evals/run: %s", run)
 	}
 	// The quarantine's event says why, readably: the route in its own
 	// column, each word once.
@@ -183,6 +268,80 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 			t.Errorf("no WARN line for %s in the log:\n%s", kind, logs)
 		}
 	}
+}
+
+// custodyPaths are the /v1/custody/ paths written in the Go sources
+// under root (tests and testdata excluded): string literals that start
+// with one, a pattern's method ("GET ") dropped. A literal ending in "/"
+// is a prefix (of a path with a parameter).
+func custodyPaths(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if _, p, ok := strings.Cut(v, " "); ok && strings.HasPrefix(p, "/") {
+				v = p
+			}
+			if strings.HasPrefix(v, "/v1/custody/") && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+			return true
+		})
+	}
+	if len(out) < 8 {
+		t.Fatalf("found only %v in the sources: the scan is broken", out)
+	}
+	return out
+}
+
+// documented reports whether the source path p (see custodyPaths) is one
+// of the document's paths.
+func documented(paths []string, p string) bool {
+	norm := func(s string) string {
+		segs := strings.Split(s, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+				segs[i] = "{}"
+			}
+		}
+		return strings.Join(segs, "/")
+	}
+	for _, d := range paths {
+		if norm(d) == norm(p) || strings.HasSuffix(p, "/") && strings.HasPrefix(norm(d), p+"{}") && strings.Count(d, "/") == strings.Count(p, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func mustJSON(v any) string {

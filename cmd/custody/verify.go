@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/verify"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -136,7 +135,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		what = append(what, fmt.Sprintf("offline, %s", time.Since(start).Round(10*time.Microsecond)))
 	}
 	fmt.Fprintf(stdout, "valid: request %s, index %d, log %s (%s)\n", r.RequestID, r.Index, r.Origin, strings.Join(what, ", "))
-	printPolicy(ctx, stdout, stderr, src, v, res.Transaction)
+	printPolicy(ctx, stdout, stderr, src, v, res)
 	if *export != "" {
 		if err := exportBundle(ctx, src, v, opts, r, *export, stdout); err != nil {
 			return fail(exitFailed, err)
@@ -148,19 +147,21 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // printPolicy prints the policy that governed the transaction: its name
 // and, from the config leaf the leaf names (read and proven from the log
 // with --log), the rules in force.
-func printPolicy(ctx context.Context, stdout, stderr io.Writer, src verify.LogSource, v note.Verifier, tx *custody.Transaction) {
+func printPolicy(ctx context.Context, stdout, stderr io.Writer, src verify.LogSource, v note.Verifier, res *verify.Result) {
+	tx := res.Transaction
 	if tx.ConfigLeaf == nil {
 		fmt.Fprintf(stdout, "policy: %s (the leaf names no config leaf: recorded before custody logged its rules)\n", orNone(tx.Policy))
 		return
 	}
-	if src == nil {
-		fmt.Fprintf(stdout, "policy: %s, under config leaf %d (pass --log to read and prove its rules)\n", orNone(tx.Policy), *tx.ConfigLeaf)
-		return
+	cl := res.Rules // carried by the receipt, proven under its checkpoint
+	if cl == nil && src != nil {
+		var err error
+		if cl, err = verify.ReadConfigLeaf(ctx, src, v, *tx.ConfigLeaf); err != nil {
+			fmt.Fprintf(stderr, "custody verify: reading config leaf %d: %v\n", *tx.ConfigLeaf, err)
+		}
 	}
-	cl, err := verify.ReadConfigLeaf(ctx, src, v, *tx.ConfigLeaf)
-	if err != nil {
-		fmt.Fprintf(stderr, "custody verify: reading config leaf %d: %v\n", *tx.ConfigLeaf, err)
-		fmt.Fprintf(stdout, "policy: %s, under config leaf %d (unreadable)\n", orNone(tx.Policy), *tx.ConfigLeaf)
+	if cl == nil {
+		fmt.Fprintf(stdout, "policy: %s, under config leaf %d (pass --log to read and prove its rules)\n", orNone(tx.Policy), *tx.ConfigLeaf)
 		return
 	}
 	rules, ok := cl.Policy(tx.Policy)
@@ -194,6 +195,15 @@ func exportBundle(ctx context.Context, src verify.LogSource, v note.Verifier, op
 	if r.Checkpoint == "" {
 		var err error
 		if r, err = verify.Prove(ctx, src, v, r); err != nil {
+			return fmt.Errorf("exporting the bundle: %w", err)
+		}
+		if _, err := verify.VerifyReceiptWith(ctx, nil, v, opts, r, nil, nil); err != nil {
+			return fmt.Errorf("exporting the bundle: %w", err)
+		}
+	}
+	if len(r.Rules) == 0 && src != nil {
+		var err error
+		if r, err = verify.ProveRules(ctx, src, v, r); err != nil {
 			return fmt.Errorf("exporting the bundle: %w", err)
 		}
 		if _, err := verify.VerifyReceiptWith(ctx, nil, v, opts, r, nil, nil); err != nil {

@@ -1,7 +1,7 @@
 // Package openapi checks JSON documents against the schemas of an OpenAPI
 // 3.1 document: the subset of JSON Schema that custody's admin API
 // document uses (type, properties, required, additionalProperties, items,
-// enum, const, format date-time and local $ref). A keyword outside that
+// enum, const, anyOf, format date-time and local $ref). A keyword outside that
 // subset is an error, not ignored, so the document cannot promise what
 // no test checks.
 package openapi
@@ -170,11 +170,32 @@ func (d *Doc) validate(schema, v any, at string) error {
 	}
 	for k := range m {
 		switch k {
-		case "type", "properties", "required", "additionalProperties", "items", "enum", "const", "format":
+		case "type", "properties", "required", "additionalProperties", "items", "enum", "const", "format", "anyOf":
 		default:
 			if !slices.Contains(annotations, k) {
 				return fmt.Errorf("openapi: schema keyword %q (at %s) is not supported by this validator", k, at)
 			}
+		}
+	}
+	if alts, ok := m["anyOf"]; ok {
+		list, _ := alts.([]any)
+		if len(list) == 0 {
+			return fmt.Errorf("openapi: anyOf (at %s) is not a non-empty list", at)
+		}
+		var errs []string
+		for _, alt := range list {
+			err := d.validate(alt, v, at)
+			if err == nil {
+				errs = nil
+				break
+			}
+			if strings.HasPrefix(err.Error(), "openapi: ") {
+				return err // the document is wrong, not v
+			}
+			errs = append(errs, err.Error())
+		}
+		if errs != nil {
+			return fmt.Errorf("%s: matches none of anyOf: %s", at, strings.Join(errs, "; "))
 		}
 	}
 	if t, ok := m["type"]; ok {

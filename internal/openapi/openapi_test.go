@@ -15,7 +15,7 @@ const doc = `{
   "components": {
     "responses": {"Error": {"description": "", "content": {"application/json": {"schema": {"type": "object", "required": ["error"]}}}}},
     "schemas": {
-      "Thing": {"type": "object", "additionalProperties": false, "required": ["id", "at", "n", "tags", "kind", "next"],
+      "Thing": {"type": "object", "additionalProperties": false, "required": ["id", "at", "n", "tags", "kind", "next", "part"],
         "properties": {
           "id": {"type": "string"},
           "at": {"type": "string", "format": "date-time"},
@@ -24,8 +24,10 @@ const doc = `{
           "tags": {"type": "array", "items": {"type": "string"}},
           "kind": {"enum": ["a", "b"]},
           "object": {"const": "thing"},
-          "next": {"type": ["string", "null"]}
-        }}
+          "next": {"type": ["string", "null"]},
+          "part": {"anyOf": [{"$ref": "#/components/schemas/Part"}, {"type": "null"}]}
+        }},
+      "Part": {"type": "object", "additionalProperties": false, "required": ["k"], "properties": {"k": {"type": "integer"}}}
     }
   }
 }`
@@ -39,7 +41,7 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := `{"id":"x","at":"2026-12-01T10:00:00.5Z","n":3,"ms":1.5,"tags":["a"],"kind":"a","object":"thing","next":null}`
+	good := `{"id":"x","at":"2026-12-01T10:00:00.5Z","n":3,"ms":1.5,"tags":["a"],"kind":"a","object":"thing","next":null,"part":{"k":1}}`
 	if err := d.ValidateJSON(s, []byte(good)); err != nil {
 		t.Errorf("valid document refused: %v", err)
 	}
@@ -53,6 +55,8 @@ func TestValidate(t *testing.T) {
 		{"wrong const", `"object":"thing"`, `"object":"list"`, "$.object"},
 		{"item type", `["a"]`, `["a",1]`, "$.tags[1]"},
 		{"null where not allowed", `"id":"x"`, `"id":null`, "$.id"},
+		{"anyOf: none matches", `"part":{"k":1}`, `"part":"p"`, "$.part: matches none of anyOf"},
+		{"anyOf: a member of the ref's object unknown", `{"k":1}`, `{"k":1,"j":2}`, `member "j"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

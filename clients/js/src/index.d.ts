@@ -16,6 +16,22 @@ export interface Receipt {
   /** The signed checkpoint note, with any witness cosignatures; "" until integrated. */
   checkpoint: string;
   inclusionProof: Uint8Array[];
+  /** The config leaf the transaction leaf names, and its inclusion proof under checkpoint (empty if absent). */
+  rules: Uint8Array;
+  rulesProof: Uint8Array[];
+}
+
+/** A config leaf: the rules in force (docs/ledger.md "Config leaves"). */
+export interface ConfigLeaf {
+  v: 1;
+  type: "config";
+  time: string;
+  reason: string;
+  custody_version: string;
+  config_digest: string;
+  /** The policies in force, by name. */
+  policies: Record<string, Record<string, unknown>>;
+  previous_config_leaf: number;
 }
 
 /** The JSON of GET /v1/custody/receipts/{id}. */
@@ -62,6 +78,8 @@ export interface VerifyResult {
   transaction: Transaction;
   /** Names of the pinned witnesses whose cosignatures verified (with a quorum). */
   cosigners: string[];
+  /** The rules the transaction was decided under, when the receipt carries them; null otherwise. */
+  rules: ConfigLeaf | null;
 }
 
 /** Verify offline with pinned keys; rejects with VerificationError. */

@@ -120,8 +120,25 @@ function hex8(n) {
  * @param {string|object} json
  */
 export function parseReceipt(json) {
+  return malformed("receipt", () => parseReceiptFields(json));
+}
+
+// malformed turns any failure to read untrusted input (bad JSON, a number
+// where a string belongs) into a VerificationError.
+function malformed(what, f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof VerificationError) throw e;
+    throw invalid(`malformed ${what}: ${e.message}`);
+  }
+}
+
+function parseReceiptFields(json) {
   const r = typeof json === "string" ? JSON.parse(json) : json;
-  const known = new Set(["v", "request_id", "origin", "key_id", "index", "leaf", "request_salt", "response_salt", "signature", "checkpoint", "inclusion_proof", "cosigned"]);
+  if (r === null || typeof r !== "object" || Array.isArray(r)) throw invalid("malformed receipt: not an object");
+  if (r.index !== undefined && !Number.isSafeInteger(r.index)) throw invalid("malformed receipt: index");
+  const known = new Set(["v", "request_id", "origin", "key_id", "index", "leaf", "request_salt", "response_salt", "signature", "checkpoint", "inclusion_proof", "cosigned", "rules", "rules_proof"]);
   for (const k of Object.keys(r)) if (!known.has(k)) throw invalid(`malformed receipt: unknown field ${k}`);
   if (r.v !== 1) throw invalid(`malformed receipt: version ${r.v}`);
   const out = {
@@ -134,7 +151,9 @@ export function parseReceipt(json) {
     responseSalt: fromBase64(r.response_salt ?? ""),
     signature: fromBase64(r.signature ?? ""),
     checkpoint: r.checkpoint ?? "",
-    inclusionProof: (r.inclusion_proof ?? []).map(fromBase64),
+    inclusionProof: (r.inclusion_proof ?? []).map((h) => fromBase64(h)),
+    rules: fromBase64(r.rules ?? ""),
+    rulesProof: (r.rules_proof ?? []).map((h) => fromBase64(h)),
   };
   return checkShape(out, "receipt");
 }
@@ -152,6 +171,8 @@ function checkShape(r, what) {
   if (r.inclusionProof.length > MAX_PROOF) throw invalid(`malformed ${what}: inclusion proof too long`);
   if (r.inclusionProof.some((h) => h.length !== 32)) throw invalid(`malformed ${what}: inclusion proof hash is not 32 bytes`);
   if (r.checkpoint === "" && r.inclusionProof.length > 0) throw invalid(`malformed ${what}: inclusion proof without checkpoint`);
+  if (r.rules.length > MAX_LEAF || r.rulesProof.length > MAX_PROOF || r.rulesProof.some((h) => h.length !== 32)) throw invalid(`malformed ${what}: rules`);
+  if (r.checkpoint === "" && (r.rules.length > 0 || r.rulesProof.length > 0)) throw invalid(`malformed ${what}: rules without checkpoint`);
   if (!/^.+\+[0-9a-f]{8}$/.test(r.keyId)) throw invalid(`malformed ${what}: key_id ${JSON.stringify(r.keyId)}`);
   return r;
 }
@@ -162,8 +183,13 @@ function checkShape(r, what) {
  * @param {string|object} json
  */
 export function parseBundle(json) {
+  return malformed("bundle", () => parseBundleFields(json));
+}
+
+function parseBundleFields(json) {
   const b = typeof json === "string" ? JSON.parse(json) : json;
-  const known = new Set(["format", "request_id", "origin", "key_id", "leaf", "request_salt", "response_salt", "signature", "proof"]);
+  if (b === null || typeof b !== "object" || Array.isArray(b)) throw invalid("malformed bundle: not an object");
+  const known = new Set(["format", "request_id", "origin", "key_id", "leaf", "request_salt", "response_salt", "signature", "proof", "rules", "rules_proof"]);
   for (const k of Object.keys(b)) if (!known.has(k)) throw invalid(`malformed bundle: unknown field ${k}`);
   if (b.format !== BUNDLE_FORMAT) throw invalid(`malformed bundle: format ${JSON.stringify(b.format)}`);
   const { index, proof, checkpoint } = parseTlogProof(str(b.proof));
@@ -179,6 +205,8 @@ export function parseBundle(json) {
       signature: fromBase64(b.signature ?? ""),
       checkpoint,
       inclusionProof: proof,
+      rules: fromBase64(b.rules ?? ""),
+      rulesProof: (b.rules_proof ?? []).map((h) => fromBase64(h)),
     },
     "bundle",
   );
@@ -186,8 +214,8 @@ export function parseBundle(json) {
 
 /** Parse either: a bundle has "format". */
 export function parseReceiptOrBundle(json) {
-  const o = typeof json === "string" ? JSON.parse(json) : json;
-  return "format" in o ? parseBundle(o) : parseReceipt(o);
+  const o = malformed("receipt", () => (typeof json === "string" ? JSON.parse(json) : json));
+  return o !== null && typeof o === "object" && "format" in o ? parseBundle(o) : parseReceipt(o);
 }
 
 function parseTlogProof(s) {
@@ -322,7 +350,9 @@ async function rootFromInclusion(index, size, leafHash, proof) {
 /**
  * Verify a receipt or bundle offline with pinned keys.
  *
- * Resolves to {status: "valid", cosigners, transaction} when everything
+ * Resolves to {status: "valid", cosigners, transaction, rules} (rules: the
+ * config leaf the transaction was decided under, when the receipt carries
+ * it, proven under its checkpoint) when everything
  * checks, {status: "not_integrated", transaction} when the signature and
  * commitments are valid but the receipt has no checkpoint yet (the CLI's
  * exit 3); rejects with a VerificationError otherwise.
@@ -366,14 +396,26 @@ export async function verifyReceipt(receipt, opts) {
     if (!tx.response_commitment) throw invalid("the leaf commits to no response bytes");
     if (toHex(await sha256(r.responseSalt, stripReceiptLine(response))) !== tx.response_commitment) throw invalid("the response bytes do not open the response commitment");
   }
-  if (r.checkpoint === "") return { status: "not_integrated", transaction: tx, cosigners: [] };
+  if (r.checkpoint === "") return { status: "not_integrated", transaction: tx, cosigners: [], rules: null };
   const cp = await openCheckpoint(r.checkpoint, logKey, quorum > 0 ? witnesses : []);
   if (r.index >= cp.size) throw invalid(`receipt checkpoint (size ${cp.size}) does not cover index ${r.index}`);
   const leafHash = await sha256(Uint8Array.of(0), r.leaf);
   const root = await rootFromInclusion(r.index, cp.size, leafHash, r.inclusionProof);
   if (!equal(root, cp.root)) throw invalid("receipt inclusion proof does not lead to the checkpoint's root");
+  let rules = null;
+  if (r.rules.length > 0) {
+    if (!Number.isInteger(tx.config_leaf)) throw invalid("the receipt carries rules but its leaf names no config leaf");
+    const rr = await rootFromInclusion(BigInt(tx.config_leaf), cp.size, await sha256(Uint8Array.of(0), r.rules), r.rulesProof);
+    if (!equal(rr, cp.root)) throw invalid(`the receipt's rules are not config leaf ${tx.config_leaf} of its checkpoint`);
+    try {
+      rules = JSON.parse(dec.decode(r.rules));
+    } catch {
+      throw invalid("the receipt's rules: not JSON");
+    }
+    if (rules === null || rules.v !== 1 || rules.type !== "config") throw invalid("the receipt's rules: not a config leaf");
+  }
   if (quorum > 0 && cp.cosigners.length < quorum) {
     throw invalid(`checkpoint cosigned by ${cp.cosigners.length} of the pinned witnesses (${cp.cosigners.join(", ")}), quorum ${quorum}: the witnesses have not seen this tree`);
   }
-  return { status: "valid", transaction: tx, cosigners: quorum > 0 ? cp.cosigners : [] };
+  return { status: "valid", transaction: tx, cosigners: quorum > 0 ? cp.cosigners : [], rules };
 }

@@ -32,6 +32,9 @@ for (const f of files) {
       got = "invalid";
     }
     assert.equal(got, v.want, v.description);
-    if (got === "valid") assert.deepEqual(result.cosigners, v.cosigners);
+    if (got === "valid") {
+      assert.deepEqual(result.cosigners, v.cosigners);
+      assert.deepEqual(result.rules ? result.rules.policies[result.transaction.policy] : undefined, v.policy);
+    }
   });
 }
