@@ -52,11 +52,16 @@ func digest(hexDigest string) [32]byte {
 	return d
 }
 
-// bearer returns the key of an Authorization: Bearer header.
+// bearer returns the key of an Authorization: Bearer header or, for
+// Anthropic's clients (Claude Code, the Python SDK), of an x-api-key
+// header.
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:]), true
+	}
+	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+		return k, true
 	}
 	return "", false
 }

@@ -90,6 +90,9 @@ func toolCallOf(req *chatRequest, res *result) *toolCall {
 	}
 	slices.Sort(keys)
 	text := strings.Fields(content(res.tokens))
+	if len(text) == 0 {
+		text = []string{"none"}
+	}
 	args := map[string]any{}
 	for j, k := range keys {
 		switch schema.Properties[k].Type {

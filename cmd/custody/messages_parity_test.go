@@ -222,6 +222,13 @@ func TestMessagesTranslationParity(t *testing.T) {
 				t.Errorf("%s: %d %s", body, resp.StatusCode, out)
 			}
 		}
+		// Anthropic's clients send their key as x-api-key.
+		if resp, out := do(t, "POST", s.URL+"/v1/messages", "", strings.NewReader(messagesReq("translated", "hi", false)), "X-Api-Key", "sk-acme"); resp.StatusCode != 200 {
+			t.Errorf("x-api-key: %d %s", resp.StatusCode, out)
+		}
+		if resp, _ := do(t, "POST", s.URL+"/v1/messages", "", strings.NewReader(messagesReq("translated", "hi", false)), "X-Api-Key", "sk-wrong"); resp.StatusCode != 401 {
+			t.Errorf("a wrong x-api-key: %d", resp.StatusCode)
+		}
 		resp, out := post(t, s.URL+"/v1/messages", "sk-acme", `{"model":"translated","max_tokens":8,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[`+user+`]}`)
 		if resp.StatusCode != 400 || !strings.Contains(out, "param: thinking") {
 			t.Errorf("thinking on a translated route: %d %s", resp.StatusCode, out)

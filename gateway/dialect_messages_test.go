@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/config"
+)
+
+// TestMessagesStreamReader: a Messages upstream's events give the
+// exchange the stream's identity at message_start, its usage at
+// message_delta (the whole prompt: input plus cached), and its terminal
+// event, relayed as it came once the verdict is written.
+func TestMessagesStreamReader(t *testing.T) {
+	r := messages.NewStreamReader()
+	events := []string{
+		`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"cache_read_input_tokens":7,"output_tokens":1}}}`,
+		`{"type":"ping"}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
+		`{"type":"message_stop"}`,
+	}
+	var got []Event
+	for _, e := range events {
+		ev, err := r.Read([]byte(e))
+		if err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		got = append(got, ev)
+	}
+	if got[0].ID != "msg_1" || got[0].Model != "claude-x" || got[0].Usage != nil {
+		t.Errorf("message_start: %+v", got[0])
+	}
+	if got[3].Text != "hello" {
+		t.Errorf("delta: %+v", got[3])
+	}
+	if u := got[5].Usage; u == nil || u.Prompt != 12 || u.Cached != 7 || u.Completion != 3 {
+		t.Errorf("message_delta usage: %+v", got[5].Usage)
+	}
+	last := got[6]
+	if !last.Terminal || string(last.End) != "event: message_stop\ndata: "+events[6]+"\n\n" {
+		t.Errorf("message_stop: %+v %q", last, last.End)
+	}
+	if err := r.End(true); err != nil {
+		t.Error(err)
+	}
+	// Cut before message_stop: the exchange sees no terminal event, and
+	// End says truncated.
+	r2 := messages.NewStreamReader()
+	_, _ = r2.Read([]byte(events[0]))
+	if err := r2.End(false); custody.CodeOf(err) != custody.CodeStreamTruncated {
+		t.Errorf("cut: %v", err)
+	}
+	// Out of order.
+	r3 := messages.NewStreamReader()
+	if _, err := r3.Read([]byte(events[3])); custody.CodeOf(err) != custody.CodeStreamInconsistent {
+		t.Errorf("a delta first: %v", err)
+	}
+}
+
+// TestResponsesStreamReader: a Responses stream's usage is in its
+// terminal event, which the exchange reads before it stops.
+func TestResponsesStreamReader(t *testing.T) {
+	r := responsesFront.NewStreamReader()
+	created := `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","model":"m","status":"in_progress"}}`
+	done := `{"type":"response.completed","sequence_number":1,"response":{"id":"resp_1","object":"response","model":"m","status":"completed","usage":{"input_tokens":9,"output_tokens":2,"input_tokens_details":{"cached_tokens":4}}}}`
+	ev, err := r.Read([]byte(created))
+	if err != nil || ev.ID != "resp_1" || ev.Model != "m" {
+		t.Fatalf("created: %+v %v", ev, err)
+	}
+	ev, err = r.Read([]byte(done))
+	if err != nil || !ev.Terminal || ev.Usage == nil || ev.Usage.Prompt != 9 || ev.Usage.Cached != 4 ||
+		!strings.HasPrefix(string(ev.End), "event: response.completed\ndata: ") {
+		t.Fatalf("completed: %+v %v", ev, err)
+	}
+	if err := r.End(true); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDialectWires: which providers a front passes through to.
+func TestDialectWires(t *testing.T) {
+	for _, tc := range []struct {
+		front       Dialect
+		prov        config.Provider
+		passThrough bool
+	}{
+		{messages, config.Provider{Kind: config.KindAnthropic}, true},
+		{messages, config.Provider{Kind: config.KindOpenAI}, false},
+		{messages, config.Provider{Kind: config.KindSim, Responses: true}, false},
+		{responsesFront, config.Provider{Kind: config.KindOpenAI, Responses: true}, true},
+		{responsesFront, config.Provider{Kind: config.KindOpenAI}, false},
+		{responsesFront, config.Provider{Kind: config.KindAnthropic}, false},
+	} {
+		wire, b := wireOf(tc.front, &tc.prov)
+		if (b == nil) != tc.passThrough || (b == nil && wire != tc.front) || (b != nil && wire != openaiChat) {
+			t.Errorf("%s to %+v: wire %s, bridge %v", tc.front.Endpoint(), tc.prov, wire.Endpoint(), b)
+		}
+	}
+}
+
+// TestSSEData: the data of a whole event, CRLF and multi-line data too.
+func TestSSEData(t *testing.T) {
+	for raw, want := range map[string]string{
+		"data: {\"a\":1}\n\n":                `{"a":1}`,
+		"event: x\r\ndata:{\"a\":1}\r\n\r\n": `{"a":1}`,
+		"data: {\"a\":\ndata: 1}\n\n":        "{\"a\":\n1}",
+		": comment\nid: 3\ndata: [DONE]\n\n": "[DONE]",
+	} {
+		if got := string(sseData([]byte(raw))); got != want {
+			t.Errorf("sseData(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
