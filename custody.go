@@ -41,6 +41,18 @@ const (
 	CheckContamination = "contamination"
 	CheckMembers       = "members" // strict members: checked response members appear once, exactly spelled
 	CheckCache         = "cache"   // cached_tokens within what this tenant could have cached
+
+	// The outcomes that are no integrity check's: the request itself,
+	// authentication, limits, routing, the ledger, the upstream's
+	// transport, the client, and custody's own failure.
+	CheckRequest  = "request"
+	CheckAuth     = "auth"
+	CheckLimit    = "limit"
+	CheckRoute    = "route"
+	CheckLedger   = "ledger"
+	CheckUpstream = "upstream"
+	CheckClient   = "client"
+	CheckInternal = "internal"
 )
 
 // Status is the result of one check.
@@ -73,6 +85,14 @@ func (o Outcome) HeaderValue() string {
 	}
 }
 
+// EndpointReenroll is the Endpoint of the record of an admin's identity
+// re-enrollment of a route (not a proxied request).
+const EndpointReenroll = "custody.canary.reenroll"
+
+// EndpointEval is the Endpoint of the record of an evaluation run: one
+// leaf a run of a suite on a route, beside the leaves of its cases.
+const EndpointEval = "custody.eval"
+
 // Transaction is everything custody knows about one request and its
 // response, except their bytes: those are represented by salted
 // commitments. It is what the ledger leaf encodes and the index stores.
@@ -80,7 +100,7 @@ type Transaction struct {
 	ID       string    `json:"id"`
 	Tenant   string    `json:"tenant"`
 	Time     time.Time `json:"time"`
-	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings
+	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings | messages | responses
 	Stream   bool      `json:"stream,omitempty"`
 	Canary   bool      `json:"canary,omitempty"` // synthetic traffic from a canary probe
 
@@ -111,6 +131,11 @@ type Transaction struct {
 	ResponseCommitment   []byte `json:"response_commitment,omitempty"` // SHA-256(salt || response bytes)
 
 	Duration time.Duration `json:"duration_ns"`
+
+	// ConfigLeaf is the log index of the config leaf (the rules) in force
+	// when the transaction was recorded; nil before any. The ledger sets
+	// it.
+	ConfigLeaf *uint64 `json:"config_leaf,omitempty"`
 }
 
 // FallbackHeader is the value of Custody-Fallback: "none", or the providers
@@ -126,21 +151,48 @@ func (t *Transaction) FallbackHeader() string {
 	return s
 }
 
-// Fail records a failed (blocking) outcome and marks the transaction
-// rejected with that code, unless an earlier failure already set it.
+// Fail records a failed (blocking) outcome: the transaction is rejected
+// (with the first failed outcome's code).
 func (t *Transaction) Fail(check string, code Code, detail string) {
 	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFailed, Code: code, Detail: detail})
-	if t.Verdict != Rejected {
-		t.Verdict, t.Code = Rejected, code
-	}
+	t.Conclude()
 }
 
 // Flag records a non-blocking failure; the transaction is served, flagged.
 func (t *Transaction) Flag(check string, code Code, detail string) {
 	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFlagged, Code: code, Detail: detail})
-	if t.Verdict == Verified || t.Verdict == "" {
-		t.Verdict, t.Code = Flagged, code
+	t.Conclude()
+}
+
+// Conclude derives the verdict and its code from the outcomes, and is the
+// only place either is derived: rejected with the first failed outcome's
+// code; else flagged with the first flagged one's; else verified (no
+// outcome failed, whatever passed or was skipped).
+func (t *Transaction) Conclude() Verdict {
+	t.Verdict, t.Code = Verified, ""
+	for _, o := range t.Outcomes {
+		switch {
+		case o.Status == StatusFailed:
+			t.Verdict, t.Code = Rejected, o.Code
+			return t.Verdict
+		case o.Status == StatusFlagged && t.Verdict == Verified:
+			t.Verdict, t.Code = Flagged, o.Code
+		}
 	}
+	return t.Verdict
+}
+
+// Rejected reports whether an outcome failed.
+func (t *Transaction) Rejected() bool { return t.Conclude() == Rejected }
+
+// Failure is the first failed outcome, if any.
+func (t *Transaction) Failure() (Outcome, bool) {
+	for _, o := range t.Outcomes {
+		if o.Status == StatusFailed {
+			return o, true
+		}
+	}
+	return Outcome{}, false
 }
 
 // Pass records a passing outcome.

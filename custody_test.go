@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +101,67 @@ func TestCodes(t *testing.T) {
 	want := []Code{CodeCrossRequestContamination, CodeFallbackNotPermitted, CodeResponseReplayed}
 	if got := tx.Codes(); !slices.Equal(got, want) {
 		t.Errorf("Codes %v, want %v", got, want)
+	}
+}
+
+// TestOutcomeTable: every code has one row, a check, a status and a type,
+// and docs/checks.md lists each row as `check` | `code` | status | `type`.
+func TestOutcomeTable(t *testing.T) {
+	doc, err := os.ReadFile("docs/checks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[Code]bool{}
+	for _, r := range Outcomes() {
+		if seen[r.Code] {
+			t.Errorf("%s has two rows", r.Code)
+		}
+		seen[r.Code] = true
+		if r.Check == "" || r.Status == 0 || r.Type == "" {
+			t.Errorf("incomplete row %+v", r)
+		}
+		if r.Code.Check() != r.Check || r.Code.Status() != r.Status || r.Code.Type() != r.Type {
+			t.Errorf("%s: the lookups disagree with its row", r.Code)
+		}
+		row := fmt.Sprintf("| `%s` | `%s` |", r.Check, r.Code)
+		if !strings.Contains(string(doc), row) || !strings.Contains(string(doc), "`"+r.Type+"`") {
+			t.Errorf("docs/checks.md has no row %s ... `%s`", row, r.Type)
+		}
+	}
+	for _, c := range []Code{CodeContextLengthExceeded, CodeInvalidRequest, CodeRequestTooLarge, CodeUnauthorized, CodeForbidden,
+		CodeNotFound, CodeMethodNotAllowed, CodeRateLimited, CodePromptTokenMismatch, CodeModelMismatch, CodeRequestIDMismatch,
+		CodeResponseReplayed, CodeStreamInconsistent, CodeStreamTruncated, CodeResponseAmbiguous, CodeUpstreamErrorAsSuccess,
+		CodeCrossRequestContamination, CodeCacheShared, CodeFallbackNotPermitted, CodeRouteQuarantined, CodeLedgerUnavailable,
+		CodeIndexUnavailable, CodeUpstreamTimeout, CodeUpstreamUnavailable, CodeUpstreamRejected, CodeClientClosed, CodeInternal} {
+		if !seen[c] {
+			t.Errorf("%s has no row in the outcome table", c)
+		}
+	}
+}
+
+// TestConclude: the verdict follows the outcomes alone, whatever order
+// they came in.
+func TestConclude(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		outcomes []Outcome
+		verdict  Verdict
+		code     Code
+	}{
+		{"none", nil, Verified, ""},
+		{"passed and skipped", []Outcome{{Check: CheckModel, Status: StatusOK}, {Check: CheckCache, Status: StatusSkipped}}, Verified, ""},
+		{"flag then fail", []Outcome{{Status: StatusFlagged, Code: CodeCacheShared}, {Status: StatusFailed, Code: CodeModelMismatch}}, Rejected, CodeModelMismatch},
+		{"first failure wins", []Outcome{{Status: StatusFailed, Code: CodeResponseReplayed}, {Status: StatusFailed, Code: CodePromptTokenMismatch}}, Rejected, CodeResponseReplayed},
+		{"first flag wins", []Outcome{{Status: StatusFlagged, Code: CodeCacheShared}, {Status: StatusFlagged, Code: CodeIndexUnavailable}}, Flagged, CodeCacheShared},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := &Transaction{Outcomes: tc.outcomes, Verdict: Rejected, Code: CodeInternal} // stale: Conclude derives anew
+			if v := tx.Conclude(); v != tc.verdict || tx.Verdict != tc.verdict || tx.Code != tc.code {
+				t.Errorf("Conclude = %s %q, want %s %q", v, tx.Code, tc.verdict, tc.code)
+			}
+			if tx.Rejected() != (tc.verdict == Rejected) {
+				t.Errorf("Rejected() = %v", tx.Rejected())
+			}
+		})
 	}
 }

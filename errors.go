@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // Code is the one name of an outcome: see the package documentation.
@@ -67,53 +68,84 @@ const (
 	TypeAuthentication = "authentication_error"
 )
 
-type codeInfo struct {
-	status int
-	typ    string
+// OutcomeRow is one row of the outcome table: a code, the check whose
+// outcome it is (the name before "=" in Custody-Checks), the HTTP status
+// and the error type the client gets.
+type OutcomeRow struct {
+	Code   Code
+	Check  string
+	Status int
+	Type   string
 }
 
-var codes = map[Code]codeInfo{
-	CodeContextLengthExceeded:     {http.StatusBadRequest, TypeInvalidRequest},
-	CodeInvalidRequest:            {http.StatusBadRequest, TypeInvalidRequest},
-	CodeRequestTooLarge:           {http.StatusRequestEntityTooLarge, TypeInvalidRequest},
-	CodeUnauthorized:              {http.StatusUnauthorized, TypeAuthentication},
-	CodeForbidden:                 {http.StatusForbidden, TypeAuthentication},
-	CodeNotFound:                  {http.StatusNotFound, TypeInvalidRequest},
-	CodeMethodNotAllowed:          {http.StatusMethodNotAllowed, TypeInvalidRequest},
-	CodeRateLimited:               {http.StatusTooManyRequests, TypePolicy},
-	CodePromptTokenMismatch:       {http.StatusBadGateway, TypeIntegrity},
-	CodeModelMismatch:             {http.StatusBadGateway, TypeIntegrity},
-	CodeRequestIDMismatch:         {http.StatusBadGateway, TypeIntegrity},
-	CodeResponseReplayed:          {http.StatusBadGateway, TypeIntegrity},
-	CodeStreamInconsistent:        {http.StatusBadGateway, TypeIntegrity},
-	CodeStreamTruncated:           {http.StatusBadGateway, TypeIntegrity},
-	CodeResponseAmbiguous:         {http.StatusBadGateway, TypeIntegrity},
-	CodeUpstreamErrorAsSuccess:    {http.StatusBadGateway, TypeIntegrity},
-	CodeCrossRequestContamination: {http.StatusBadGateway, TypeIntegrity},
-	CodeCacheShared:               {http.StatusBadGateway, TypeIntegrity},
-	CodeFallbackNotPermitted:      {http.StatusServiceUnavailable, TypePolicy},
-	CodeRouteQuarantined:          {http.StatusServiceUnavailable, TypePolicy},
-	CodeLedgerUnavailable:         {http.StatusServiceUnavailable, TypeIntegrity},
-	CodeIndexUnavailable:          {http.StatusServiceUnavailable, TypePolicy},
-	CodeUpstreamTimeout:           {http.StatusGatewayTimeout, TypeUpstream},
-	CodeUpstreamUnavailable:       {http.StatusBadGateway, TypeUpstream},
-	CodeUpstreamRejected:          {http.StatusBadRequest, TypeUpstream},
-	CodeClientClosed:              {499, TypeInvalidRequest},
-	CodeInternal:                  {http.StatusInternalServerError, TypeUpstream},
+// outcomes is the one table of outcomes. The error writer (status and
+// type), the Custody-Checks header and the leaf (check=code, through
+// Code.Check), custody_check_failures_total{code}, the index and the
+// traces (Transaction.Codes) all read their words from it, and
+// docs/checks.md lists every row (a test holds it to that).
+var outcomes = []OutcomeRow{
+	{CodeContextLengthExceeded, CheckCapacity, http.StatusBadRequest, TypeInvalidRequest},
+	{CodeInvalidRequest, CheckRequest, http.StatusBadRequest, TypeInvalidRequest},
+	{CodeRequestTooLarge, CheckRequest, http.StatusRequestEntityTooLarge, TypeInvalidRequest},
+	{CodeNotFound, CheckRequest, http.StatusNotFound, TypeInvalidRequest},
+	{CodeMethodNotAllowed, CheckRequest, http.StatusMethodNotAllowed, TypeInvalidRequest},
+	{CodeUnauthorized, CheckAuth, http.StatusUnauthorized, TypeAuthentication},
+	{CodeForbidden, CheckAuth, http.StatusForbidden, TypeAuthentication},
+	{CodeRateLimited, CheckLimit, http.StatusTooManyRequests, TypePolicy},
+	{CodePromptTokenMismatch, CheckPromptTokens, http.StatusBadGateway, TypeIntegrity},
+	{CodeModelMismatch, CheckModel, http.StatusBadGateway, TypeIntegrity},
+	{CodeRequestIDMismatch, CheckRequestID, http.StatusBadGateway, TypeIntegrity},
+	{CodeResponseReplayed, CheckReplay, http.StatusBadGateway, TypeIntegrity},
+	{CodeStreamInconsistent, CheckStream, http.StatusBadGateway, TypeIntegrity},
+	{CodeStreamTruncated, CheckStream, http.StatusBadGateway, TypeIntegrity},
+	{CodeResponseAmbiguous, CheckMembers, http.StatusBadGateway, TypeIntegrity},
+	{CodeUpstreamErrorAsSuccess, CheckShape, http.StatusBadGateway, TypeIntegrity},
+	{CodeCrossRequestContamination, CheckContamination, http.StatusBadGateway, TypeIntegrity},
+	{CodeCacheShared, CheckCache, http.StatusBadGateway, TypeIntegrity},
+	{CodeFallbackNotPermitted, CheckRoute, http.StatusServiceUnavailable, TypePolicy},
+	{CodeRouteQuarantined, CheckRoute, http.StatusServiceUnavailable, TypePolicy},
+	{CodeLedgerUnavailable, CheckLedger, http.StatusServiceUnavailable, TypeIntegrity},
+	{CodeIndexUnavailable, CheckReplay, http.StatusServiceUnavailable, TypePolicy},
+	{CodeUpstreamTimeout, CheckUpstream, http.StatusGatewayTimeout, TypeUpstream},
+	{CodeUpstreamUnavailable, CheckUpstream, http.StatusBadGateway, TypeUpstream},
+	{CodeUpstreamRejected, CheckUpstream, http.StatusBadRequest, TypeUpstream},
+	{CodeClientClosed, CheckClient, 499, TypeInvalidRequest},
+	{CodeInternal, CheckInternal, http.StatusInternalServerError, TypeUpstream},
+}
+
+// Outcomes is the outcome table, one row per code.
+func Outcomes() []OutcomeRow { return slices.Clone(outcomes) }
+
+func (c Code) row() (OutcomeRow, bool) {
+	for _, r := range outcomes {
+		if r.Code == c {
+			return r, true
+		}
+	}
+	return OutcomeRow{}, false
+}
+
+// Check is the check whose outcome the code is (CheckInternal for a code
+// not in the table).
+func (c Code) Check() string {
+	if r, ok := c.row(); ok {
+		return r.Check
+	}
+	return CheckInternal
 }
 
 // Status is the HTTP status that goes with the code.
 func (c Code) Status() int {
-	if i, ok := codes[c]; ok {
-		return i.status
+	if r, ok := c.row(); ok {
+		return r.Status
 	}
 	return http.StatusInternalServerError
 }
 
 // Type is the OpenAI error "type" that goes with the code.
 func (c Code) Type() string {
-	if i, ok := codes[c]; ok {
-		return i.typ
+	if r, ok := c.row(); ok {
+		return r.Type
 	}
 	return TypeUpstream
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -199,7 +200,7 @@ func (nopRecorder) Record(context.Context, *custody.Transaction) error {
 
 // custodyHandler assembles the gateway for a mode. The durable mode does
 // what cmd/custody's start does: the ledger in dir/ledger, the sqlite
-// index in dir/index.db, a LedgerRecorder reconciling them, Evidence.
+// index in dir/index.db, a recorder reconciling them, Evidence.
 func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.Handler, _ func(), syncs func() uint64, _ error) {
 	if dir == "" {
 		return nil, nil, nil, errors.New("custody: no data directory")
@@ -224,7 +225,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 	}
 	switch mode {
 	case "nochecks":
-		o.Recorder, o.SkipChecks = nopRecorder{}, true
+		o.Recorder, o.Checks = nopRecorder{}, []string{} // no check: the proxy path alone
 	case "checks":
 		o.Recorder = nopRecorder{}
 	case "durable":
@@ -245,7 +246,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 			return nil, nil, nil, fmt.Errorf("opening the index: %w", err)
 		}
 		closers = append(closers, func() { idx.Close() })
-		rec, err := gateway.NewLedgerRecorder(ctx, l, idx, []string{"bench"}, "", logger)
+		rec, err := recorder.New(ctx, recorder.Config{Log: l, Index: idx, TenantIDs: []string{"bench"}, Logger: logger})
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, fmt.Errorf("starting the recorder: %w", err)

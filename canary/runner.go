@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -270,6 +271,16 @@ func (r *Runner) counterFor(t Target) tokenize.Counter {
 	return r.counter
 }
 
+// Level is the log level of an event of kind k: a failure and a change
+// of quarantine want an operator's attention (WARN); the rest is INFO.
+func (k EventKind) Level() slog.Level {
+	switch k {
+	case EventFailure, EventQuarantined, EventRecovered:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
 func (r *Runner) emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = r.now()
@@ -487,6 +498,12 @@ func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 			res = r.probeCache(pctx, rt.t)
 		}
 		cancel()
+		if ctx.Err() != nil {
+			// Cut short (a reload or shutdown stopped the runner): a
+			// cancelled run says nothing of the route, so neither its
+			// status nor its health changes, and no event is sent.
+			return rep
+		}
 		res.Duration = time.Since(start)
 		rep.Results = append(rep.Results, res)
 		// A skipped or inconclusive probe says nothing about the route:

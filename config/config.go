@@ -29,6 +29,7 @@ type Config struct {
 	Models    []Model    `yaml:"models"`
 	Policies  []Policy   `yaml:"policies"`
 	Canaries  Canaries   `yaml:"canaries"`
+	Evals     []Eval     `yaml:"evals"`
 	Webhooks  []Webhook  `yaml:"webhooks"`
 	Checks    Checks     `yaml:"checks"`
 	Debug     Debug      `yaml:"debug"`
@@ -65,6 +66,36 @@ type Ledger struct {
 	// its log shard at PublicURL/log). Default http://<listen>. Replicas
 	// sharing a postgres index each need their own Origin and PublicURL.
 	PublicURL string `yaml:"public_url"`
+	// Witnesses cosign every checkpoint (C2SP tlog-witness) before it is
+	// published, so that a client can tell this log shows everyone the
+	// same history. Each witness must know the log (its origin and
+	// verifier key) first. Empty: checkpoints carry the log's signature
+	// only.
+	Witnesses []Witness `yaml:"witnesses"`
+	// WitnessPolicy says how many witnesses must cosign.
+	WitnessPolicy WitnessPolicy `yaml:"witness_policy"`
+}
+
+// Witness is one cosigning witness.
+type Witness struct {
+	// Name is the witness's name, as in its cosignature lines.
+	Name string `yaml:"name"`
+	// VKey is its cosignature/v1 verifier key ("name+hash+base64", as
+	// litewitness prints it).
+	VKey string `yaml:"vkey"`
+	// URL is its tlog-witness endpoint (custody POSTs URL/add-checkpoint).
+	URL string `yaml:"url"`
+}
+
+// WitnessPolicy is the cosigning requirement.
+type WitnessPolicy struct {
+	// Quorum is how many of the witnesses must cosign a checkpoint before
+	// it is published. Default (0): all of them. Requests never wait for
+	// witnesses; while fewer than Quorum answer, no new checkpoint is
+	// published and /readyz says so.
+	Quorum int `yaml:"quorum"`
+	// Timeout bounds one round of asking them. Default 5s.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Limits protect the gateway from its clients and its upstreams.
@@ -121,9 +152,15 @@ type Tenant struct {
 // Provider is an upstream serving stack.
 type Provider struct {
 	Name string `yaml:"name"`
-	// Kind is openai (any OpenAI-compatible server) or sim (the built-in
-	// simulator, run in-process on a loopback port).
+	// Kind is openai (any OpenAI-compatible server), anthropic (the
+	// Anthropic API or any Messages-compatible server: /v1/messages passes
+	// through, and only Messages requests can be routed to it) or sim (the
+	// built-in simulator, run in-process on a loopback port).
 	Kind string `yaml:"kind"`
+	// Responses: the upstream serves /v1/responses itself (OpenAI, vLLM),
+	// so Responses requests pass through; false (the default) translates
+	// them, statelessly, to chat completions.
+	Responses bool `yaml:"responses"`
 	// Engine is how the upstream renders a chat request before it counts
 	// the prompt: llamacpp, vllm, sglang (exact, with the model's chat
 	// template), openai (no template; OpenAI's framing) or auto (the
@@ -233,6 +270,12 @@ type Policy struct {
 	// recorded) or quarantine (the cache canary's failure takes the route
 	// out of service for this policy, as any failing probe does).
 	OnCacheShared string `yaml:"on_cache_shared"`
+	// RequireEvals names evaluation suites (evals[].name) that a route's
+	// current path must have passed for this policy to use it: until the
+	// suites pass on a new path (and on a route a suite does not cover,
+	// ever), the policy falls back past the route or refuses with 503
+	// route_quarantined naming the suite. Other policies are unaffected.
+	RequireEvals []string `yaml:"require_evals"`
 }
 
 // Webhook receives custody's events, HMAC-signed (see package notify).
@@ -240,7 +283,7 @@ type Webhook struct {
 	URL    string `yaml:"url"`
 	Secret string `yaml:"secret"`
 	// Events are the types sent: fallback, path_change, violation,
-	// canary. Empty means all.
+	// canary, eval. Empty means all.
 	Events []string `yaml:"events"`
 }
 
@@ -264,6 +307,29 @@ type Canaries struct {
 // when a path changes. A config that names neither probes nor an
 // interval sends no synthetic traffic.
 func (c *Canaries) Enabled() bool { return c.Interval > 0 || len(c.Probes) > 0 }
+
+// Eval is one evaluation suite: the team's own cases, run through
+// custody's pipeline on every path change of the routes it covers, on its
+// interval and on demand (custody eval). See package eval.
+type Eval struct {
+	Name string `yaml:"name"`
+	// File is the suite: JSONL, one case a line (package eval documents
+	// the fields). Relative paths are from custody's working directory.
+	// It is read at start and on reload; a bad line refuses the config.
+	File string `yaml:"file"`
+	// Routes the suite covers, as MODEL/PROVIDER; empty means every route
+	// of every model.
+	Routes []string `yaml:"routes"`
+	// Interval between scheduled runs; zero means only on path changes
+	// and on demand.
+	Interval time.Duration `yaml:"interval"`
+	// Threshold is the pass ratio (passing cases / cases) a run needs to
+	// pass, in [0, 1]. Default 1: every case.
+	Threshold *float64 `yaml:"threshold"`
+	// Rate bounds the suite's requests per second on one route (eval
+	// traffic is billed like any other). Default 2.
+	Rate float64 `yaml:"rate"`
+}
 
 // Debug holds operator diagnostics; all of them are off by default.
 type Debug struct {

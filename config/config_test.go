@@ -282,3 +282,46 @@ func TestReservedTenantIDsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalsConfig: suites get their defaults; bad suites, unknown routes
+// and unknown required suites are refused at their keys, all at once.
+func TestEvalsConfig(t *testing.T) {
+	const base = `
+tenants: [{id: a, api_keys: [k]}]
+providers: [{name: p, kind: sim}]
+models: [{name: m, context_window: 4096, routes: [{provider: p}]}]
+`
+	c, err := Parse("ok.yaml", []byte(base+`
+evals: [{name: support, file: s.jsonl, routes: [m/p]}]
+policies: [{name: default, require_evals: [support]}]
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Evals[0]; *e.Threshold != 1 || e.Rate != 2 || e.Interval != 0 {
+		t.Errorf("defaults: threshold %v rate %v interval %v", *e.Threshold, e.Rate, e.Interval)
+	}
+	if c.Policies[0].RequireEvals[0] != "support" {
+		t.Errorf("require_evals = %v", c.Policies[0].RequireEvals)
+	}
+	zero, err := Parse("zero.yaml", []byte(base+"evals: [{name: s, file: f, threshold: 0}]\n"), env(nil))
+	if err != nil || *zero.Evals[0].Threshold != 0 {
+		t.Errorf("threshold 0 must stay 0: %v", err)
+	}
+	_, err = Parse("bad.yaml", []byte(base+`
+evals:
+  - {name: "a b", file: f, routes: [m/nope], threshold: 1.5, interval: -1s, rate: -1}
+  - {name: dup, file: f}
+  - {name: dup}
+policies: [{name: default, require_evals: [nope]}]
+`), env(nil))
+	for _, want := range []string{
+		"bad.yaml: evals[0].name:", "evals[0].routes[0]: no route \"m/nope\"", "evals[0].threshold:",
+		"evals[0].interval:", "evals[0].rate:", "evals[2].name: duplicate suite \"dup\"", "evals[2].file: required",
+		"policies[0].require_evals[0]: unknown suite \"nope\"",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}

@@ -12,6 +12,8 @@ const InternalPrefix = "custody:"
 const (
 	AdminPrincipal  = InternalPrefix + "admin"
 	CanaryPrincipal = InternalPrefix + "canary"
+	// EvalPrincipal is the synthetic tenant of evaluation suites.
+	EvalPrincipal = InternalPrefix + "eval"
 )
 
 // ReservedTenantID reports whether id is refused for a configured tenant:

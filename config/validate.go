@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,9 @@ import (
 const (
 	KindOpenAI = "openai"
 	KindSim    = "sim"
+	// KindAnthropic is the Anthropic API or any Messages-compatible
+	// upstream (vLLM's /v1/messages): Messages requests pass through.
+	KindAnthropic = "anthropic"
 )
 
 // Known canary probes.
@@ -135,6 +139,16 @@ func (c *Config) applyDefaults() {
 			p.OnContamination = "reject"
 		}
 	}
+	for i := range c.Evals {
+		e := &c.Evals[i]
+		if e.Threshold == nil {
+			one := 1.0
+			e.Threshold = &one
+		}
+		if e.Rate == 0 {
+			e.Rate = 2
+		}
+	}
 	if !hasDefault {
 		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnCacheShared: "flag"})
 	}
@@ -184,6 +198,7 @@ func (c *Config) Validate(file string) error {
 	if c.Ledger.BatchMaxSize < 0 {
 		bad("ledger.batch_max_size", "must not be negative")
 	}
+	validateWitnesses(&c.Ledger, bad)
 	if c.Ledger.SegmentBytes < 1<<20 {
 		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
 	}
@@ -227,10 +242,17 @@ func (c *Config) Validate(file string) error {
 				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
 			}
 		case KindSim:
-		case "anthropic":
-			bad(key+".kind", "anthropic upstreams are not supported yet; use an OpenAI-compatible endpoint")
+		case KindAnthropic:
+			if p.BaseURL == "" {
+				bad(key+".base_url", "required for kind anthropic")
+			} else if !isHTTPURL(p.BaseURL) {
+				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
+			}
+			if p.Responses {
+				bad(key+".responses", "a kind anthropic provider does not serve /v1/responses")
+			}
 		default:
-			bad(key+".kind", "%q is not openai or sim", p.Kind)
+			bad(key+".kind", "%q is not openai, anthropic or sim", p.Kind)
 		}
 		switch p.CacheIsolation {
 		case "tenant", "tenant_use_case", "disable", "off":
@@ -343,11 +365,12 @@ func (c *Config) Validate(file string) error {
 			bad(key+".secret", "required: receivers verify deliveries with it")
 		}
 		for j, e := range h.Events {
-			if !slices.Contains([]string{"fallback", "path_change", "violation", "canary"}, e) {
-				bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation or canary)", e)
+			if !slices.Contains([]string{"fallback", "path_change", "violation", "canary", "eval"}, e) {
+				bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation, canary or eval)", e)
 			}
 		}
 	}
+	c.validateEvals(bad)
 	if c.Canaries.Interval < 0 {
 		bad("canaries.interval", "must not be negative")
 	}
@@ -390,4 +413,56 @@ func isHTTPURL(s string) bool {
 func isSHA256Hex(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
+}
+
+var suiteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// validateEvals checks the evals section and the policies' require_evals
+// against it. The suites' files are read and checked line by line where
+// they are loaded (package eval), so that every bad case is named with
+// its FILE:LINE.
+func (c *Config) validateEvals(bad func(key, format string, args ...any)) {
+	routes := map[string]bool{}
+	for _, m := range c.Models {
+		for _, r := range m.Routes {
+			routes[m.Name+"/"+r.Provider] = true
+		}
+	}
+	suites := map[string]bool{}
+	for i, e := range c.Evals {
+		key := fmt.Sprintf("evals[%d]", i)
+		switch {
+		case e.Name == "":
+			bad(key+".name", "required")
+		case suites[e.Name]:
+			bad(key+".name", "duplicate suite %q", e.Name)
+		case !suiteName.MatchString(e.Name):
+			bad(key+".name", "%q: a suite name is letters, digits, - and _ (it names files and metric labels)", e.Name)
+		}
+		suites[e.Name] = true
+		if e.File == "" {
+			bad(key+".file", "required: the suite's JSONL file")
+		}
+		for j, r := range e.Routes {
+			if !routes[r] {
+				bad(fmt.Sprintf("%s.routes[%d]", key, j), "no route %q (want MODEL/PROVIDER, one of the models' routes)", r)
+			}
+		}
+		if e.Interval < 0 {
+			bad(key+".interval", "must not be negative")
+		}
+		if t := *e.Threshold; t < 0 || t > 1 || t != t {
+			bad(key+".threshold", "must be a pass ratio in [0, 1], got %v", t)
+		}
+		if e.Rate <= 0 || e.Rate != e.Rate {
+			bad(key+".rate", "must be a positive number of requests per second")
+		}
+	}
+	for i, p := range c.Policies {
+		for j, s := range p.RequireEvals {
+			if !suites[s] {
+				bad(fmt.Sprintf("policies[%d].require_evals[%d]", i, j), "unknown suite %q (not in evals)", s)
+			}
+		}
+	}
 }

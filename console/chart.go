@@ -103,9 +103,74 @@ func mixChart(mix []map[string]int64, since time.Time, width time.Duration) (tem
 				float64(i)*bw+1, y, bw-2, bh, colour[name], template.HTMLEscapeString(name), start.Format("15:04Z"), n)
 		}
 	}
-	fmt.Fprintf(&b, `<text x="0" y="%g" class="axis">%s</text>`, h+pad-3, since.UTC().Format("Jan 2 15:04Z"))
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end" class="axis">now</text>`, w, h+pad-3)
+	axis(&b, since, width, len(mix), w, h, pad)
 	fmt.Fprintf(&b, `<text x="2" y="10" class="axis">peak %d per slice</text>`, peak)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()), legend
+}
+
+// trafficChart stacks, per time slice, client transactions by verdict,
+// and marks the slice's canary probes apart below the axis: probes are
+// not traffic, and must not hide it.
+func trafficChart(client []counts, probes []int64, since time.Time, width time.Duration) template.HTML {
+	const w, h, pad, probeH = 480.0, 100.0, 16.0, 10.0
+	var peak, probePeak int64
+	for i, c := range client {
+		peak = max(peak, c.Verified+c.Flagged+c.Rejected)
+		probePeak = max(probePeak, probes[i])
+	}
+	bw := w / float64(max(len(client), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="traffic" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="client transactions over time by verdict, canary probes below">`,
+		w, h+probeH+pad, w, h+probeH+pad)
+	fmt.Fprintf(&b, `<line x1="0" y1="%g" x2="%g" y2="%g" stroke="#888888"/>`, h, w, h)
+	for i, c := range client {
+		start := since.Add(time.Duration(i) * width).UTC().Format("15:04:05Z")
+		y := h
+		for _, s := range []struct {
+			n      int64
+			name   string
+			colour string
+		}{{c.Verified, "verified", "#2e7d32"}, {c.Flagged, "flagged", "#f9a825"}, {c.Rejected, "rejected", "#c62828"}} {
+			if s.n == 0 || peak == 0 {
+				continue
+			}
+			bh := (h - 14) * float64(s.n) / float64(peak)
+			y -= bh
+			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s from %s: %d</title></rect>`,
+				float64(i)*bw+1, y, bw-2, bh, s.colour, s.name, start, s.n)
+		}
+		if probes[i] > 0 {
+			ph := 2 + (probeH-3)*float64(probes[i])/float64(probePeak)
+			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#9e9e9e"><title>canary probes from %s: %d</title></rect>`,
+				float64(i)*bw+1, h+1, bw-2, ph, start, probes[i])
+		}
+	}
+	axis(&b, since, width, len(client), w, h+probeH, pad)
+	fmt.Fprintf(&b, `<text x="2" y="10" class="axis">client transactions, peak %d per %s</text>`, peak, width.Round(time.Second))
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// axis labels five instants of the span, start to end.
+func axis(b *strings.Builder, since time.Time, width time.Duration, n int, w, h, pad float64) {
+	span := width * time.Duration(n)
+	layout := "15:04Z"
+	switch {
+	case span > 48*time.Hour:
+		layout = "Jan 2 15:04Z"
+	case span <= 30*time.Minute:
+		layout = "15:04:05Z"
+	}
+	for i := 0; i <= 4; i++ {
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		at := since.Add(span * time.Duration(i) / 4).UTC()
+		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="%s" class="axis">%s</text>`, w*float64(i)/4, h+pad-3, anchor, at.Format(layout))
+	}
 }

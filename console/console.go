@@ -1,15 +1,19 @@
 // Package console is custody's operator web page, served at /ui/ behind
-// the admin key: an overview of verdicts, fallbacks, effective models and
-// canary health per model and route; the event timeline; record lookup by
-// request id; and a receipt checker.
+// the admin key. The overview answers "is anything wrong right now?": per
+// configured model and route, client traffic and canary probes apart,
+// verdict rates, rejections by code, fallbacks, a quarantined route shown
+// out of service with since-when and why, the log's checkpoint, and the
+// latest rejected and flagged transactions. Beside it: breakdowns by
+// tenant, code, route and model; the event timeline, paged and filtered;
+// record lookup by request id; and a receipt checker.
 //
 // Everything is rendered on the server with html/template; charts are
 // inline SVG drawn here; the stylesheet is embedded. The page makes no
 // request outside the gateway and runs no script, and its
-// Content-Security-Policy forbids both. It reads only the index, the log
-// and what its Config hands it: it never sees prompt or response text
-// except the bytes an operator uploads to open a receipt's commitments,
-// which are hashed in memory and dropped.
+// Content-Security-Policy forbids both. It reads only the admin API (see
+// api.go) and, to hand out a receipt, the log: it never sees prompt or
+// response text except the bytes an operator uploads to open a receipt's
+// commitments, which are hashed in memory and dropped.
 package console
 
 import (
@@ -24,7 +28,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/verify"
 )
 
@@ -37,21 +40,21 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Config is what the console reads. IsAdminKey and Index are required.
+// Config is what the console reads. IsAdminKey and API are required.
 type Config struct {
 	// IsAdminKey reports whether key is an admin key (the gateway's
 	// IsAdminKey). It is asked only at login.
 	IsAdminKey func(key string) bool
-	// Index holds the records and events shown.
-	Index index.Index
+	// API is the admin API as served to a caller in this process that
+	// has checked the operator's session (gateway.Evidence.AdminAPI):
+	// everything the pages show comes from it.
+	API http.Handler
 	// Log, when set, is this replica's transparency log: the record page
-	// then says whether a leaf is integrated and offers its receipt.
+	// then offers a record's receipt, read from it.
 	Log Log
 	// VerifyReceipt, when set, checks pasted receipts (LedgerVerifier
 	// builds one from the ledger); nil hides the receipt page.
 	VerifyReceipt VerifyFunc
-	// Health, when set, lists the canaries' view of each route.
-	Health func() []RouteHealth
 	// SessionKey signs session cookies and form tokens. Replicas behind
 	// one address must share it; nil means a random key, so sessions end
 	// when the process does.
@@ -63,6 +66,9 @@ type Config struct {
 	SecureCookie bool
 	// Window is the span of the overview; 0 means 24 hours.
 	Window time.Duration
+	// EventsPage is the number of events on a page of the timeline; 0
+	// means 50.
+	EventsPage int
 	// MaxUpload bounds a receipt check's form (receipt, request and
 	// response bytes); 0 means 64 MiB.
 	MaxUpload int64
@@ -93,20 +99,7 @@ type LoginLimiter interface {
 
 // Log is this replica's transparency log; *ledger.Log satisfies it.
 type Log interface {
-	Origin() string
-	Size() uint64
 	Receipt(ctx context.Context, index uint64, requestID string) (*verify.Receipt, error)
-}
-
-// RouteHealth is a canary probe's latest result on one route.
-type RouteHealth struct {
-	Model    string
-	Route    int
-	Provider string
-	Probe    string
-	OK       bool
-	Detail   string // numbers and names only, never prompt or response text
-	Checked  time.Time
 }
 
 // Console is the console's http.Handler.
@@ -122,11 +115,14 @@ type Console struct {
 
 // New builds the console.
 func New(cfg Config) (*Console, error) {
-	if cfg.IsAdminKey == nil || cfg.Index == nil {
-		return nil, errors.New("console: IsAdminKey and Index are required")
+	if cfg.IsAdminKey == nil || cfg.API == nil {
+		return nil, errors.New("console: IsAdminKey and API are required")
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = 24 * time.Hour
+	}
+	if cfg.EventsPage <= 0 {
+		cfg.EventsPage = 50
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = 64 << 20
@@ -142,7 +138,7 @@ func New(cfg Config) (*Console, error) {
 	if c.sess, err = newSessions(cfg.SessionKey, cfg.SessionTTL, c.now); err != nil {
 		return nil, err
 	}
-	for _, page := range []string{"login", "overview", "events", "record", "receipt"} {
+	for _, page := range []string{"login", "overview", "breakdowns", "events", "record", "receipt"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", page, err)
@@ -161,6 +157,7 @@ func New(cfg Config) (*Console, error) {
 	mux.Handle("POST "+Prefix+"login", c.handle(c.login))
 	mux.Handle("POST "+Prefix+"logout", c.admin(c.logout))
 	mux.Handle("GET "+Prefix+"{$}", c.admin(c.overview))
+	mux.Handle("GET "+Prefix+"breakdowns", c.admin(c.breakdowns))
 	mux.Handle("GET "+Prefix+"events", c.admin(c.events))
 	mux.Handle("GET "+Prefix+"record", c.admin(c.record))
 	mux.Handle("GET "+Prefix+"receipt", c.admin(c.receiptForm))
@@ -247,6 +244,12 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 var funcs = template.FuncMap{
 	"ts": func(t time.Time) string {
 		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"tsp": func(t *time.Time) string {
+		if t == nil || t.IsZero() {
 			return "—"
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")

@@ -271,7 +271,11 @@ func testOverview(t *testing.T, e *env) {
 		`<td class="rejected">1 <small>100.0%`,  // liar-1
 		`<td class="fallbacks">1 <small>100.0%`, // fallback-1
 		`<svg class="mix"`, `sim-fallback-1`,    // the liar's effective model
-		`<td>failing</td>`, `p=0.0001`,
+		`id="out-of-service"`, `<strong>liar-1/liar</strong> is out of service since`, `<strong>fallback-1/broken</strong> is out of service`,
+		`<strong>out of service</strong> since`, `2 failing runs in a row`, // the routes table says why
+		`<svg class="traffic"`, `canary probes from`, `id="log-status"`, `none (no witnesses configured)`,
+		`<a href="/ui/events?code=model_mismatch">model_mismatch</a>`, // liar-1's rejections by code
+		`<a href="/ui/record?id=` + e.ids.rejected + `">`,             // the latest rejections link to their records
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("overview lacks %s", want)
@@ -299,10 +303,10 @@ func testEvents(t *testing.T, e *env) {
 		status   int
 		has, not string
 	}{
-		{"", 200, e.ids.rejected, ""},
+		{"", 200, `id="older"`, ""}, // 4 to a page (EventsPage): the timeline has more
 		{"fallback", 200, e.ids.fallback, e.ids.rejected},
 		{"violation", 200, e.ids.rejected, e.ids.fallback},
-		{"canary", 200, "No events of type canary", e.ids.rejected},
+		{"canary", 200, `<td class="route">liar-1/liar</td><td class="provider">liar</td>`, e.ids.rejected},
 		{"bogus", 400, "", ""},
 	} {
 		t.Run("type="+c.typ, func(t *testing.T) {

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
@@ -55,15 +57,17 @@ var (
 // env is a real gateway (sim upstreams, ledger, sqlite index) with the
 // console mounted at /ui/, after some traffic.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *httptest.Server
 	console *Console
 	idx     index.Index
 	log     *ledger.Log
 	// sent are the transactions sent, by request id: the exact request
 	// and response bytes, for the receipt check.
-	sent map[string]exchange
-	ids  struct{ verified, rejected, fallback string }
+	sent   map[string]exchange
+	ids    struct{ verified, rejected, fallback string }
+	canary *canary.Runner
+	gw     *gateway.Gateway
 }
 
 type exchange struct {
@@ -72,7 +76,7 @@ type exchange struct {
 	verdict           string
 }
 
-func newEnv(t *testing.T, tls bool) *env {
+func newEnv(t testing.TB, tls bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	counterOnce.Do(func() {
@@ -113,7 +117,7 @@ func newEnv(t *testing.T, tls bool) *env {
 	}
 	t.Cleanup(func() { idx.Close() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec, err := gateway.NewLedgerRecorder(ctx, lg, idx, []string{"acme"}, "", logger)
+	rec, err := recorder.New(ctx, recorder.Config{Log: lg, Index: idx, TenantIDs: []string{"acme"}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,30 +132,37 @@ func newEnv(t *testing.T, tls bool) *env {
 		t.Fatal(err)
 	}
 	var gw *gateway.Gateway
+	ev := &gateway.Evidence{Recorder: rec, Index: idx, Log: lg}
 	con, err := New(Config{
 		IsAdminKey:    func(k string) bool { return gw.IsAdminKey(k) },
-		Index:         idx,
+		API:           ev.AdminAPI(),
 		Log:           lg,
 		VerifyReceipt: LedgerVerifier(src, lg.Verifier()),
-		Health: func() []RouteHealth {
-			return []RouteHealth{
-				{Model: "sim-1", Route: 0, Provider: "sim", Probe: "identity", OK: true, Checked: time.Now()},
-				{Model: "liar-1", Route: 0, Provider: "liar", Probe: "identity", OK: false, Detail: "p=0.0001", Checked: time.Now()},
-			}
-		},
-		Logger: logger,
-		Models: modelNames(cfg),
+		Logger:        logger,
+		Models:        modelNames(cfg),
+		EventsPage:    4,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	gw, err = gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: rec, Logger: logger,
-		Evidence: &gateway.Evidence{Recorder: rec, Index: idx, Log: lg},
-		Mounts:   map[string]http.Handler{Prefix: con}})
+		Evidence: ev, Mounts: map[string]http.Handler{Prefix: con}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}}
+	// Canaries probe every route through the gateway, as serve runs them;
+	// their events go to the timeline as serve writes them.
+	runner, err := canary.New(ctx, canary.Config{Routes: gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho},
+		OnEvent: func(ce canary.Event) {
+			if err := idx.AddEvents(context.Background(), index.CanaryEvent(ce.Time, string(ce.Kind), ce.Model, ce.Name, ce.Probe, ce.Detail)); err != nil {
+				t.Error(err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.SetCanaries(runner)
+	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}, canary: runner, gw: gw}
 	if tls {
 		e.srv = httptest.NewTLSServer(gw)
 	} else {
@@ -162,9 +173,10 @@ func newEnv(t *testing.T, tls bool) *env {
 	return e
 }
 
-// traffic sends two honest calls, one stream, one rejection and one
-// fallback, then waits until the index holds them and the log has
-// integrated them.
+// traffic sends two honest calls, one rejection and one fallback, then
+// runs the canaries twice (the liar's and the broken route fail their
+// echo probe twice and are quarantined), then waits until the index holds
+// all of it and the log has integrated it.
 func (e *env) traffic() {
 	t := e.t
 	for i, c := range []struct{ model, verdict string }{
@@ -187,17 +199,27 @@ func (e *env) traffic() {
 			e.ids.verified = id
 		}
 	}
+	probes := 0
+	for range 2 {
+		for _, rep := range e.canary.RunOnce(context.Background()) {
+			probes += len(rep.Results)
+		}
+	}
+	if !e.canary.Quarantined("liar-1", 0) {
+		t.Fatalf("the liar's route is not quarantined: %+v", e.canary.Last())
+	}
 	deadline := time.Now().Add(10 * time.Second)
+	want := len(e.sent) + probes
 	for {
-		recs, err := e.idx.Search(context.Background(), index.Query{})
+		recs, err := e.idx.Search(context.Background(), index.Query{Limit: index.MaxLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(recs) == len(e.sent) && e.log.Size() >= uint64(len(e.sent)) {
+		if len(recs) >= want && e.log.Size() >= uint64(want) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("index holds %d records, log %d leaves; want %d", len(recs), e.log.Size(), len(e.sent))
+			t.Fatalf("index holds %d records, log %d leaves; want %d", len(recs), e.log.Size(), want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -25,11 +25,11 @@ func TestOverviewOnlyConfiguredModels(t *testing.T) {
 	var page string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		_, page = o.get("/ui/")
-		if strings.Contains(page, `id="unconfigured">5 of them`) || time.Now().After(deadline) {
+		if strings.Contains(page, `id="unconfigured">5 more`) || time.Now().After(deadline) {
 			break
 		}
 	}
-	if !strings.Contains(page, `id="unconfigured">5 of them`) {
+	if !strings.Contains(page, `id="unconfigured">5 more`) {
 		t.Errorf("the unknown models' requests are not counted")
 	}
 	if strings.Contains(page, `id="model-ghost-`) {

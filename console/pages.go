@@ -6,43 +6,36 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
+	"net/url"
 	"strings"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/index"
 )
-
-// eventTypes are the timeline's filters, in the order shown.
-var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary}
-
-type eventsData struct {
-	Type   string
-	Types  []string
-	Events []index.Event
-}
-
-func (c *Console) events(w http.ResponseWriter, r *http.Request) error {
-	d := eventsData{Type: r.URL.Query().Get("type"), Types: eventTypes}
-	if d.Type != "" && !slices.Contains(eventTypes, d.Type) {
-		return &httpError{status: http.StatusBadRequest, msg: "unknown event type"}
-	}
-	evs, err := c.cfg.Index.Events(r.Context(), index.EventQuery{Type: d.Type, Limit: 500})
-	if err != nil {
-		return fmt.Errorf("reading events: %w", err)
-	}
-	d.Events = evs
-	return c.render(w, r, http.StatusOK, "events", d)
-}
 
 type recordData struct {
 	ID      string
 	Found   bool
 	Error   string
-	Rec     *index.Record
+	Rec     *apiRecord
 	Codes   []custody.Code
 	InLog   string
 	Receipt bool // the receipt can be fetched from this replica's log
+}
+
+// lookup reads one record and this replica's log status from the API.
+func (c *Console) lookup(r *http.Request, id string) (*apiRecord, *logAnswer, error) {
+	var recs recordList
+	if err := c.call(r.Context(), apiRecords, url.Values{"request_id": {id}, "limit": {"1"}}, &recs); err != nil {
+		return nil, nil, err
+	}
+	if len(recs.Data) == 0 {
+		return nil, nil, nil
+	}
+	var lg logAnswer
+	if err := c.call(r.Context(), apiLog, nil, &lg); err != nil {
+		return nil, nil, err
+	}
+	return &recs.Data[0], &lg, nil
 }
 
 func (c *Console) record(w http.ResponseWriter, r *http.Request) error {
@@ -50,32 +43,32 @@ func (c *Console) record(w http.ResponseWriter, r *http.Request) error {
 	if d.ID == "" {
 		return c.render(w, r, http.StatusOK, "record", d)
 	}
-	rec, err := c.cfg.Index.Get(r.Context(), d.ID)
+	rec, lg, err := c.lookup(r, d.ID)
 	switch {
-	case errors.Is(err, index.ErrNotFound):
-		d.Error = "No record of that request id."
-		return c.render(w, r, http.StatusNotFound, "record", d)
 	case err != nil:
 		return fmt.Errorf("reading record: %w", err)
+	case rec == nil:
+		d.Error = "No record of that request id."
+		return c.render(w, r, http.StatusNotFound, "record", d)
 	}
-	d.Found, d.Rec, d.Codes = true, &rec, index.Codes(&rec.Transaction)
-	d.InLog, d.Receipt = c.inLog(rec)
-	d.Receipt = d.Receipt && c.cfg.VerifyReceipt != nil
+	d.Found, d.Rec, d.Codes = true, rec, rec.Codes()
+	d.InLog, d.Receipt = inLog(rec, lg)
+	d.Receipt = d.Receipt && c.cfg.VerifyReceipt != nil && c.cfg.Log != nil
 	return c.render(w, r, http.StatusOK, "record", d)
 }
 
 // inLog says where a record's leaf is, and whether this replica can hand
 // out its receipt.
-func (c *Console) inLog(rec index.Record) (string, bool) {
+func inLog(rec *apiRecord, lg *logAnswer) (string, bool) {
 	switch {
 	case rec.LeafIndex < 0:
 		return "not sequenced in the log yet", false
-	case c.cfg.Log == nil || rec.Shard != c.cfg.Log.Origin():
+	case rec.Shard != lg.Origin:
 		return fmt.Sprintf("leaf %d of shard %s (another replica's log)", rec.LeafIndex, rec.Shard), false
-	case uint64(rec.LeafIndex) < c.cfg.Log.Size():
-		return fmt.Sprintf("integrated: leaf %d of shard %s (log size %d)", rec.LeafIndex, rec.Shard, c.cfg.Log.Size()), true
+	case uint64(rec.LeafIndex) < lg.Size:
+		return fmt.Sprintf("integrated: leaf %d of shard %s (log size %d)", rec.LeafIndex, rec.Shard, lg.Size), true
 	}
-	return fmt.Sprintf("sequenced as leaf %d of shard %s, awaiting integration (log size %d)", rec.LeafIndex, rec.Shard, c.cfg.Log.Size()), true
+	return fmt.Sprintf("sequenced as leaf %d of shard %s, awaiting integration (log size %d)", rec.LeafIndex, rec.Shard, lg.Size), true
 }
 
 type receiptData struct {
@@ -101,12 +94,15 @@ func (c *Console) receiptForm(w http.ResponseWriter, r *http.Request) error {
 	return c.render(w, r, http.StatusOK, "receipt", d)
 }
 
+// receiptOf reads a record's receipt from this replica's log: the one
+// thing the console reads outside the admin API, since the API hands a
+// receipt (with its salts) only to the tenant who sent the request.
 func (c *Console) receiptOf(r *http.Request, id string) ([]byte, error) {
-	rec, err := c.cfg.Index.Get(r.Context(), id)
-	if err != nil {
+	rec, lg, err := c.lookup(r, id)
+	if err != nil || rec == nil {
 		return nil, errors.New("no record of that request id")
 	}
-	if _, ok := c.inLog(rec); !ok {
+	if _, ok := inLog(rec, lg); !ok || c.cfg.Log == nil {
 		return nil, errors.New("that request's leaf is not in this replica's log")
 	}
 	rc, err := c.cfg.Log.Receipt(r.Context(), uint64(rec.LeafIndex), id)

@@ -1,7 +1,10 @@
 package console
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -88,33 +91,52 @@ func FuzzSessionToken(f *testing.F) {
 func TestSummarize(t *testing.T) {
 	until := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	since := until.Add(-24 * time.Hour)
-	rows := []index.StatsRow{
-		{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: custody.Verified, Count: 1},
-		{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: custody.Flagged, Count: 1},
-		{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3},
-		{Bucket: buckets - 1, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Count: 1},
+	since3 := since.Add(3 * time.Hour)
+	stats := statsAnswer{Since: since, Until: until, Buckets: buckets, BucketMS: float64(time.Hour / time.Millisecond), Data: []statsRow{
+		{StatsRow: index.StatsRow{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: custody.Verified, Count: 1}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: custody.Flagged, Code: custody.CodeModelMismatch, Count: 1}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3}},
+		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Canary: true, Count: 7}},
+		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Code: custody.CodeRouteQuarantined, Count: 2}},
+		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "ghost", Route: -1, Verdict: custody.Rejected, Code: custody.CodeInvalidRequest, Count: 4}},
+	}}
+	routes := []routeAnswer{
+		{Route: "m/a", Model: "m", Provider: "a", Index: 0},
+		{Route: "m/b", Model: "m", Provider: "b", Index: 1},
+		{Route: "n/c", Model: "n", Provider: "c", Index: 0, Quarantined: true, OutOfService: &struct {
+			Since  *time.Time `json:"since"`
+			Reason string     `json:"reason"`
+		}{Since: &since3, Reason: "echo: request id mismatch"}},
 	}
-	d := summarize(rows, []RouteHealth{{Model: "n", Route: 0, Probe: "identity"}}, since, until, func(string) bool { return true })
-	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" || d.Records != 6 {
-		t.Fatalf("models %+v, %d records", d.Models, d.Records)
+	d := summarize(stats, routes, func(m string) bool { return m != "ghost" })
+	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" {
+		t.Fatalf("models %+v", d.Models)
 	}
 	m, n := d.Models[0], d.Models[1]
 	for _, c := range []struct {
 		name      string
 		got, want int64
 	}{
-		{"m total", m.Total, 5}, {"m verified", m.Verified, 4}, {"m flagged", m.Flagged, 1}, {"m fallbacks", m.Fallb, 3},
-		{"m routes", int64(len(m.Routes)), 2}, {"m route 1 fallbacks", m.Routes[1].Fallb, 3},
+		{"client total", d.Client.Total, 7}, {"probes total", d.Probes.Total, 7}, {"unconfigured", d.Unconfigured, 4},
+		{"m client", m.Client.Total, 5}, {"m verified", m.Client.Verified, 4}, {"m flagged", m.Client.Flagged, 1}, {"m fallbacks", m.Client.Fallbacks, 3},
+		{"m probes", m.Probes.Total, 7}, {"m routes", int64(len(m.Routes)), 2}, {"m route b client", m.Routes[1].Client.Total, 3},
+		{"m route b probes", m.Routes[1].Probes.Total, 7}, {"m codes", int64(len(m.Codes)), 1},
 		{"m first slice m-0827", m.mix[0]["m-0827"], 1}, {"m last slice m-0901", m.mix[buckets-1]["m-0901"], 1},
-		{"m last slice m-0827", m.mix[buckets-1]["m-0827"], 3},
-		{"n rejected", n.Rejected, 1}, {"n none answered", n.mix[buckets-1]["none"], 1}, {"n health", int64(len(n.Health)), 1},
+		{"m last slice m-0827 (no probes)", m.mix[buckets-1]["m-0827"], 3}, {"m last slice probes", m.probes[buckets-1], 7},
+		{"n refused", n.Refused.Rejected, 2}, {"n none answered", n.mix[3]["none"], 1 * 2}, {"out of service", int64(len(d.OutOfService)), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
 	}
+	if oos := d.OutOfService[0]; oos.Label != "n/c" || !oos.Since.Equal(since3) || oos.Reason != "echo: request id mismatch" || !n.Routes[0].OutOfService {
+		t.Errorf("out of service %+v", oos)
+	}
 	if len(m.Legend) != 2 || m.Legend[0].Name != "m-0827" || m.Legend[0].Count != 4 {
 		t.Errorf("legend %+v: most used first", m.Legend)
+	}
+	if !strings.Contains(string(m.Chart), "canary probes from") || !strings.Contains(string(m.Chart), "23:00:00Z") {
+		t.Errorf("the traffic chart lacks the probes or real bucket times: %s", m.Chart)
 	}
 }
 
@@ -123,9 +145,37 @@ func TestSummarize(t *testing.T) {
 func TestChartEscapes(t *testing.T) {
 	now := time.Now()
 	evil := `<script>alert(1)</script>`
-	d := summarize([]index.StatsRow{{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}, nil, now.Add(-time.Hour), now, func(string) bool { return true })
+	d := summarize(statsAnswer{Since: now.Add(-time.Hour), Until: now, Buckets: buckets, BucketMS: 150000,
+		Data: []statsRow{{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}}}, nil, func(string) bool { return true })
 	svg := string(d.Models[0].Mix)
 	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("unescaped model name in the chart: %s", svg)
+	}
+}
+
+// TestProbeStates: a skipped probe reads as skipped, not failing; a
+// failed one as failed, with its evidence.
+func TestProbeStates(t *testing.T) {
+	c, err := New(Config{IsAdminKey: func(string) bool { return false }, API: http.NotFoundHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt routeAnswer
+	if err := json.Unmarshal([]byte(`{"route":"m/p","model":"m","provider":"p","index":0,"quarantined":false,"out_of_service":null,
+		"last":{"time":"2026-12-01T10:00:00Z","health":"amber","ok":false,"results":[
+		{"probe":"oversize","status":"skipped","evidence":"no capacity known","code":"","duration_ms":0},
+		{"probe":"echo","status":"failed","evidence":"no upstream","code":"","duration_ms":1}]}}`), &rt); err != nil {
+		t.Fatal(err)
+	}
+	d := summarize(statsAnswer{Buckets: 1}, []routeAnswer{rt}, func(string) bool { return true })
+	var b bytes.Buffer
+	if err := c.pages["overview"].Execute(&b, map[string]any{"Page": "overview", "Now": time.Now(), "Data": d}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`<li class="st-skipped">oversize skipped: no capacity known</li>`, `<li class="st-failed">echo failed: no upstream</li>`, `<td class="state">amber</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("overview lacks %s", want)
+		}
 	}
 }

@@ -5,10 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 
-	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
 )
 
@@ -34,7 +31,7 @@ const (
 // cacheMembers are the members the attempt sets for the route's
 // provider, and the history key of the tenant's cache ("" if none).
 func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
-	if x.ep.name == openai.EndpointEmbeddings {
+	if !x.wire.Traits().PromptCache {
 		return nil, ""
 	}
 	switch rt.prov.CacheIsolation {
@@ -55,36 +52,4 @@ func (x *exchange) cacheMembers(rt route) ([]openai.Member, string) {
 		return []openai.Member{{Name: "cache_prompt", Value: []byte("false")}}, ""
 	}
 	return nil, ""
-}
-
-// checkCache holds the upstream's cached_tokens to what the tenant can
-// have cached on this provider: the prompts it sent there before this
-// answer, in flight beside it included (the attempt remembered this one
-// as it sent it).
-func (x *exchange) checkCache(rt route, cached int) {
-	tx := x.tx
-	switch iso := rt.prov.CacheIsolation; {
-	case x.ep.name == openai.EndpointEmbeddings:
-		return // no prompt cache
-	case iso == "disable":
-		tx.Pass(custody.CheckCache, "prompt cache disabled")
-	case x.cacheKey == "":
-		return // isolation off: nothing to hold the upstream to
-	default:
-		text, rendered := x.prompt.text, x.prompt.rendered
-		bound := x.g.cacheHist.Bound(x.cacheKey, text, true)
-		if bound > 0 {
-			// The engine's rendering of what was shared may be longer
-			// than custody's text of it, by a block at least.
-			bound += cacheBlock
-			if !rendered {
-				bound += cacheAllowanceUntemplated
-			}
-		}
-		if err := check.CachedTokens(cached, bound); err != nil {
-			tx.Flag(custody.CheckCache, custody.CodeCacheShared, fmt.Sprintf("isolation %s: %d cached of at most %d", iso, cached, bound))
-		} else {
-			tx.Pass(custody.CheckCache, check.CacheDetail(iso, cached, bound))
-		}
-	}
 }

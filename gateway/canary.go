@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/tokenize"
@@ -92,13 +93,13 @@ func (t *canaryTarget) Chat(ctx context.Context, req canary.ChatRequest) (canary
 	r.RemoteAddr = "canary"
 	w := &memoryWriter{header: http.Header{}}
 	start := time.Now()
-	t.g.serve(openaiChat, w, r, &canaryProbe{tenant: t.tenant(req.Tenant), route: t.rt.index})
+	tx := t.g.serve(openaiChat, w, r, &canaryProbe{tenant: t.tenant(req.Tenant), route: t.rt.index})
 	res := canary.Result{Status: w.status, Body: w.body.Bytes()}
 	if !w.first.IsZero() {
 		res.TTFB = w.first.Sub(start)
 	}
-	if w.header.Get("Custody-Verdict") == "rejected" {
-		res.Code = errorCode(res.Body)
+	if tx.Verdict == custody.Rejected {
+		res.Code = string(tx.Code)
 	}
 	return res, nil
 }
@@ -120,20 +121,6 @@ func (t *canaryTarget) Direct(ctx context.Context, req canary.ChatRequest) (cana
 		return canary.Result{}, err
 	}
 	return canary.Result{Status: resp.StatusCode, Body: b}, nil
-}
-
-// errorCode reads the code of an OpenAI error body (or of the last error
-// event of a stream).
-func errorCode(body []byte) string {
-	i := bytes.LastIndex(body, []byte(`"code":"`))
-	if i < 0 {
-		return ""
-	}
-	rest := body[i+len(`"code":"`):]
-	if j := bytes.IndexByte(rest, '"'); j >= 0 {
-		return string(rest[:j])
-	}
-	return ""
 }
 
 // memoryWriter is the ResponseWriter of an in-process canary exchange.

@@ -7,42 +7,20 @@ import (
 	"strings"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
 )
 
-// EndpointReenroll is the leaf endpoint of an identity re-enrollment: an
-// admin action, recorded in the ledger like a transaction.
-const EndpointReenroll = "custody.canary.reenroll"
+// EndpointReenroll is the leaf endpoint of an identity re-enrollment
+// (custody.EndpointReenroll): an admin action, recorded in the ledger
+// like a transaction.
+const EndpointReenroll = custody.EndpointReenroll
 
 // canaryStatus answers GET /v1/custody/canaries: every route's last run.
 func (g *Gateway) canaryStatus(w http.ResponseWriter, r *http.Request) error {
-	if err := g.keys.admin(r); err != nil {
+	if err := g.adminAuth(r); err != nil {
 		return err
 	}
-	type status struct {
-		Route       string         `json:"route"`
-		Model       string         `json:"model"`
-		Index       int            `json:"index"`
-		Quarantined bool           `json:"quarantined"`
-		Last        *canary.Report `json:"last"` // null before the first run
-	}
-	last := map[string]canary.Report{}
-	if g.canaries != nil {
-		for _, rep := range g.canaries.Last() {
-			last[rep.Name] = rep
-		}
-	}
-	out := []status{}
-	for _, rt := range g.CanaryRoutes() {
-		st := status{Route: rt.Target.Name(), Model: rt.Model, Index: rt.Index,
-			Quarantined: g.health != nil && g.health.Quarantined(rt.Model, rt.Index)}
-		if rep, ok := last[st.Route]; ok {
-			st.Last = &rep
-		}
-		out = append(out, st)
-	}
-	return writeJSON(w, map[string]any{"object": "list", "data": out})
+	return writeJSON(w, map[string]any{"object": "list", "data": g.routeStatuses(r.Context(), nil)})
 }
 
 // reenroll answers POST /v1/custody/canaries/reenroll {"route":"model/provider"}:
@@ -74,11 +52,12 @@ func (g *Gateway) reenroll(w http.ResponseWriter, r *http.Request) error {
 		provider, _, _ := strings.Cut(strings.TrimPrefix(req.Route, rt.Model+"/"), "/")
 		tx := &custody.Transaction{ID: custody.NewID(now), Time: now.UTC(), Endpoint: EndpointReenroll, Tenant: config.AdminPrincipal,
 			Canary: true, RequestedModel: rt.Model, Provider: provider, Route: rt.Index, Decision: string(ev.Kind),
-			Verdict: custody.Verified, Status: http.StatusOK, PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1}
+			Status: http.StatusOK, PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1}
+		tx.Conclude()
 		if err := g.rec.Record(r.Context(), tx); err != nil {
 			return custody.Wrap(custody.CodeLedgerUnavailable, err, "re-enrolled, but the act could not be recorded")
 		}
-		return writeJSON(w, map[string]any{"route": req.Route, "event": ev, "request_id": tx.ID})
+		return writeJSON(w, map[string]any{"route": req.Route, "event": canaryEventJSON(ev), "request_id": tx.ID})
 	}
 	return custody.Errorf(custody.CodeNotFound, "no route %q", req.Route)
 }

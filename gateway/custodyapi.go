@@ -14,30 +14,88 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/recorder"
 )
 
 // Evidence is what the custody API reads: records and events from the
 // index, receipts from the log.
 type Evidence struct {
-	Recorder *LedgerRecorder
+	Recorder *recorder.Recorder
 	Index    index.Index
 	Log      *ledger.Log
 	// HTTP fetches receipts from other replicas; nil means the default.
 	HTTP *http.Client
+
+	admin    http.Handler // AdminAPI, once mounted
+	logState checkpointSeen
 }
 
-// mount adds the custody API and the log to the gateway's mux.
+// mount adds the custody API and the log to the gateway's mux, and
+// builds the gateway's AdminAPI: the same admin endpoints for a caller in
+// the process that has checked the operator's login itself (the console).
 func (e *Evidence) mount(g *Gateway, mux *http.ServeMux) {
 	mux.Handle("GET /v1/custody/receipts/{id}", g.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return e.receipt(g, w, r)
 	}))
-	mux.Handle("GET /v1/custody/records", g.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return e.records(g, w, r)
-	}))
-	mux.Handle("GET /v1/custody/events", g.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return e.events(g, w, r)
-	}))
+	mux.Handle("GET "+PathOpenAPI, http.HandlerFunc(serveOpenAPI))
+	admin := http.NewServeMux()
+	for path, h := range map[string]func(*Gateway, http.ResponseWriter, *http.Request) error{
+		PathRecords:   e.records,
+		PathEvents:    e.events,
+		PathStats:     e.stats,
+		PathBreakdown: e.breakdown,
+		PathLogStatus: e.logStatus,
+		PathCanaries:  e.canaries,
+	} {
+		h := g.handle(func(w http.ResponseWriter, r *http.Request) error { return h(g, w, r) })
+		mux.Handle("GET "+path, h)
+		admin.Handle("GET "+path, h)
+	}
+	e.admin = inProcess(admin)
 	mux.Handle("GET /log/", e.Log.Handler())
+}
+
+// Paths of the admin API (GET, admin key), documented in openapi.json.
+const (
+	PathOpenAPI   = "/v1/custody/openapi.json"
+	PathRecords   = "/v1/custody/records"
+	PathEvents    = "/v1/custody/events"
+	PathStats     = "/v1/custody/stats"
+	PathBreakdown = "/v1/custody/breakdown"
+	PathLogStatus = "/v1/custody/log"
+	PathCanaries  = "/v1/custody/canaries"
+)
+
+// AdminAPI serves the admin API's GET endpoints without asking for an
+// admin key, for a caller in this process that has authenticated the
+// operator its own way (the console's login). It is never mounted on a
+// listener. Before the gateway mounts e it answers 404.
+func (e *Evidence) AdminAPI() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.admin == nil {
+			http.NotFound(w, r)
+			return
+		}
+		e.admin.ServeHTTP(w, r)
+	})
+}
+
+// inProcessKey marks a request that AdminAPI serves: only code in this
+// process can put it in a context.
+type inProcessKey struct{}
+
+func inProcess(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inProcessKey{}, true)))
+	})
+}
+
+// adminAuth is keys.admin, except for a request AdminAPI serves.
+func (g *Gateway) adminAuth(r *http.Request) error {
+	if ok, _ := r.Context().Value(inProcessKey{}).(bool); ok {
+		return nil
+	}
+	return g.keys.admin(r)
 }
 
 // receipt serves a tenant its own receipt; another tenant's is "not
@@ -144,8 +202,10 @@ func (e *Evidence) client() *http.Client {
 	return http.DefaultClient
 }
 
+// records answers GET /v1/custody/records: a page of records, newest
+// first; next_before is the cursor of the next page, null on the last.
 func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	if err := g.keys.admin(r); err != nil {
+	if err := g.adminAuth(r); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -163,41 +223,89 @@ func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	recs, err := e.Index.Search(r.Context(), query)
+	if errors.Is(err, index.ErrNotFound) {
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "before", Message: "before names no record"}
+	}
 	if err != nil {
 		return indexDown(err)
 	}
-	if recs == nil {
-		recs = []index.Record{}
+	out := make([]json.RawMessage, len(recs))
+	for i := range recs {
+		if out[i], err = recordJSON(&recs[i]); err != nil {
+			return err
+		}
 	}
-	return writeJSON(w, map[string]any{"object": "list", "data": recs})
+	var next *string
+	if len(recs) == query.PageSize() {
+		next = &recs[len(recs)-1].ID
+	}
+	return writeJSON(w, map[string]any{"object": "list", "data": out, "next_before": next})
 }
 
+// recordJSON is a record as the admin API shows it: the transaction's
+// ledger fields, its place in the log, and its duration in milliseconds
+// (the leaf's duration_ns is the ledger's format, not the API's).
+func recordJSON(rec *index.Record) (json.RawMessage, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "duration_ns")
+	m["duration_ms"], _ = json.Marshal(ms(rec.Duration))
+	return json.Marshal(m)
+}
+
+// ms is d in milliseconds, the admin API's unit of durations.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// events answers GET /v1/custody/events: a page of the timeline, newest
+// first; next_before is the cursor of the next page, null on the last.
 func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	if err := g.keys.admin(r); err != nil {
+	if err := g.adminAuth(r); err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	eq := index.EventQuery{Type: q.Get("type")}
+	eq := index.EventQuery{Type: q.Get("type"), Model: q.Get("model"), Tenant: q.Get("tenant"), Route: q.Get("route"),
+		Code: custody.Code(q.Get("code"))}
 	switch eq.Type {
-	case "", "fallback", "path_change", "violation", "canary":
+	case "", "fallback", "path_change", "violation", "canary", "eval":
 	default:
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation or canary"}
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation, canary or eval"}
 	}
 	var err error
 	if eq.Since, err = timeParam(q.Get("since"), "since"); err != nil {
 		return err
 	}
+	if eq.Until, err = timeParam(q.Get("until"), "until"); err != nil {
+		return err
+	}
 	if eq.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
 		return err
 	}
+	before, err := intParam(q.Get("before"), "before")
+	if err != nil {
+		return err
+	}
+	eq.Before = int64(before)
 	evs, err := e.Index.Events(r.Context(), eq)
+	if errors.Is(err, index.ErrNotFound) {
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "before", Message: "before names no event"}
+	}
 	if err != nil {
 		return indexDown(err)
 	}
 	if evs == nil {
 		evs = []index.Event{}
 	}
-	return writeJSON(w, map[string]any{"object": "list", "data": evs})
+	var next *int64
+	if len(evs) == eq.PageSize() {
+		next = &evs[len(evs)-1].ID
+	}
+	return writeJSON(w, map[string]any{"object": "list", "data": evs, "next_before": next})
 }
 
 // indexDown is the answer when the index does not answer: 503

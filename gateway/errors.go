@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
 )
 
 // handle adapts a handler that returns an error. It is the one place,
@@ -16,7 +15,7 @@ import (
 func (g *Gateway) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			g.writeError(w, err)
+			g.writeError(w, openaiChat, err)
 		}
 	})
 }
@@ -31,9 +30,10 @@ func clientError(err error) *custody.Error {
 	return &custody.Error{Code: custody.CodeInternal, Message: "internal error", Err: err}
 }
 
-// writeError writes err as a JSON error response. Headers set before
-// (the Custody-* headers) are kept.
-func (g *Gateway) writeError(w http.ResponseWriter, err error) {
+// writeError writes err as an error response in dialect d (custody's own
+// endpoints answer in OpenAI's). Headers set before (the Custody-*
+// headers) are kept.
+func (g *Gateway) writeError(w http.ResponseWriter, d Dialect, err error) {
 	e := clientError(err)
 	if e.Code == custody.CodeInternal || e.Err != nil {
 		g.log.Warn("request failed", "code", e.Code, "err", err)
@@ -44,7 +44,7 @@ func (g *Gateway) writeError(w http.ResponseWriter, err error) {
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	body := openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)
+	body := d.ErrorBody(e)
 	w.WriteHeader(e.Status())
 	w.Write(body)
 }

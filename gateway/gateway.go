@@ -24,128 +24,43 @@ import (
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 	"github.com/custody-gateway/custody/upstream"
 )
 
-// Recorder makes transactions durable. Record returns only once the
-// transaction's leaf is durably sequenced; an error means it is not, and
-// the gateway fails closed with ledger_unavailable.
-type Recorder interface {
-	// Salts are the per-request commitment salts, deterministic for a
-	// request id so a receipt can hand them to the client later.
-	Salts(requestID string) (request, response [32]byte)
-	Record(ctx context.Context, tx *custody.Transaction) error
-}
-
-// Options are what a Gateway is built from; cmd/custody assembles them.
-type Options struct {
-	Config *config.Config
-	// Clients maps provider names to their clients.
-	Clients  map[string]*upstream.Client
-	Recorder Recorder
-	// Contamination, when set, runs the cross-request contamination check.
-	Contamination Contamination
-	Logger        *slog.Logger
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Health, when set, quarantines routes that canaries found broken.
-	Health Health
-	// Observer, when set, is told of transactions and upstream calls.
-	Observer Observer
-	// KnownPaths seeds path-change detection (from the index's history).
-	KnownPaths []Path
-	// OnPathChange, when set, is called (in its own goroutine) when a
-	// route serves from a tuple not seen before: canaries hook in here.
-	OnPathChange func(model string, route int)
-	// SharedReplay, when set, extends the replay check across every
-	// replica sharing the index (LedgerRecorder.Claim).
-	SharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
-	// SkipChecks turns every response check off. It exists for the
-	// benchmarks, to measure the proxy path alone; never set it in serve.
-	SkipChecks bool
-	// Tracer, when set, traces transactions and upstream attempts.
-	Tracer Tracer
-	// Evidence, when set, serves receipts, records, events and the log.
-	Evidence *Evidence
-	// Extra handlers mounted beside the API (the log, admin endpoints).
-	Mounts map[string]http.Handler
-	// AuthFailures, when set, is the admin-key failure limiter to use (the
-	// previous gateway's, on reload); nil means a new one of
-	// Config.Limits.AuthFailuresPerMinute.
-	AuthFailures *AuthFailures
-}
-
 // Gateway is the http.Handler of `custody serve`.
 type Gateway struct {
-	cfg        *config.Config
-	keys       *keyring
-	models     map[string]*model
-	policies   map[string]*config.Policy
-	replay     *check.Replay
-	rec        Recorder
-	contam     Contamination
-	log        *slog.Logger
-	now        func() time.Time
-	mux        *http.ServeMux
-	limiter    *tenantLimiter
-	budget     *policy.Budget
-	health     Health
-	paths      *pathTracker
-	observer   Observer
-	onPath     func(model string, route int)
-	skipChecks bool
-	tracer     Tracer
-	canaries   *canary.Runner
-	clients    map[string]*upstream.Client
-	probes     probes // ProbeProviders' outcomes, for /readyz
+	cfg      *config.Config
+	keys     *keyring
+	models   map[string]*model
+	policies map[string]*config.Policy
+	replay   *check.Replay
+	rec      Recorder
+	contam   Contamination
+	log      *slog.Logger
+	now      func() time.Time
+	mux      *http.ServeMux
+	limiter  *tenantLimiter
+	budget   *policy.Budget
+	health   Health
+	paths    *pathTracker
+	observer Observer
+	onPath   func(model string, route int)
+	checks   checkSet
+	tracer   Tracer
+	canaries *canary.Runner
+	evals    *eval.Runner // require_evals' pass state (evals.go)
+	clients  map[string]*upstream.Client
+	probes   probes // ProbeProviders' outcomes, for /readyz
 	// cacheKey makes the tenants' prompt-cache salts; new at every New
 	// (see cache.go). cacheHist is what each salt can have cached.
 	cacheKey  [32]byte
 	cacheHist *check.CacheHistory
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
-}
-
-// Tracer traces a transaction and each of its upstream attempts
-// (OpenTelemetry, in telemetry/). It must never record prompt or
-// response text.
-type Tracer interface {
-	// StartTransaction begins the transaction's span, continuing the
-	// client's trace context from r; end is called once it is finished.
-	StartTransaction(r *http.Request) (ctx context.Context, end func(tx *custody.Transaction))
-	// StartAttempt begins an upstream attempt's span under ctx; its
-	// traceparent is what custody sends upstream.
-	StartAttempt(ctx context.Context, provider, model string) (traceparent string, end func(status int, err error))
-}
-
-// Observer is told of every finished transaction and upstream call
-// (metrics and traces).
-type Observer interface {
-	Transaction(tx *custody.Transaction)
-	Upstream(provider string, d time.Duration)
-}
-
-// Path is a (provider, response model, fingerprint) tuple already seen
-// for a model, to seed path-change detection at start.
-type Path struct{ Model, Provider, ResponseModel, Fingerprint string }
-
-// CacheHealth is implemented by a Health that knows which routes' prompt
-// caches the cache canary found shared across tenants (canary.Runner).
-type CacheHealth interface {
-	CacheShared(model string, route int) bool
-}
-
-func cacheShared(h Health, model string, route int) bool {
-	ch, ok := h.(CacheHealth)
-	return ok && ch.CacheShared(model, route)
-}
-
-// Health tells which routes canaries have quarantined.
-type Health interface {
-	Quarantined(model string, route int) bool
 }
 
 // model is a client-facing model with its resolved routes and counter.
@@ -186,7 +101,7 @@ func New(o Options) (*Gateway, error) {
 		paths:        newPathTracker(10000),
 		observer:     o.Observer,
 		onPath:       o.OnPathChange,
-		skipChecks:   o.SkipChecks,
+		checks:       newCheckSet(o.Checks),
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
 		clients:      o.Clients,
@@ -256,12 +171,14 @@ func New(o Options) (*Gateway, error) {
 	mux := http.NewServeMux()
 	// Methods are checked by the handlers, not the mux patterns, so that
 	// a wrong method gets an OpenAI-shaped error like everything else.
-	mux.Handle("/v1/chat/completions", g.only(http.MethodPost, g.proxy(openaiChat)))
-	mux.Handle("/v1/completions", g.only(http.MethodPost, g.proxy(openaiCompletions)))
-	mux.Handle("/v1/embeddings", g.only(http.MethodPost, g.proxy(openaiEmbeddings)))
+	mux.Handle("/v1/chat/completions", g.proxy(openaiChat))
+	mux.Handle("/v1/completions", g.proxy(openaiCompletions))
+	mux.Handle("/v1/embeddings", g.proxy(openaiEmbeddings))
+	g.mountDialects(mux)
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
 	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
 	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
+	g.mountEvals(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))
@@ -282,10 +199,15 @@ func New(o Options) (*Gateway, error) {
 
 // only answers other methods than method with a JSON 405.
 func (g *Gateway) only(method string, h http.Handler) http.Handler {
+	return g.onlyIn(method, openaiChat, h)
+}
+
+// onlyIn answers other methods than method with a 405 in dialect d.
+func (g *Gateway) onlyIn(method string, d Dialect, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			g.writeError(w, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
+			g.writeError(w, d, &custody.Error{Code: custody.CodeMethodNotAllowed, Message: r.Method + " is not allowed here; use " + method})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -302,7 +224,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				panic(v)
 			}
 			g.log.Error("panic serving a request", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			g.writeError(w, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
+			g.writeError(w, openaiChat, &custody.Error{Code: custody.CodeInternal, Message: "internal error"})
 		}
 	}()
 	if len(r.TransferEncoding) > 0 {
@@ -342,6 +264,13 @@ func (g *Gateway) ready(w http.ResponseWriter, r *http.Request) error {
 	var b bytes.Buffer
 	b.WriteString("ready\n")
 	writeProbes(&b, g.ProviderProbes())
+	// Witnesses are information too: without their quorum no checkpoint
+	// is published, but requests are served and recorded.
+	if ws, ok := g.rec.(interface{ WitnessStatus(context.Context) error }); ok {
+		if err := ws.WitnessStatus(r.Context()); err != nil {
+			fmt.Fprintf(&b, "witnesses: %v\n", err)
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -191,6 +191,12 @@ limits: {max_body_bytes: 4096}
 
 func newHarness(t *testing.T, yaml string) *harness {
 	t.Helper()
+	return newHarnessWith(t, yaml, nil)
+}
+
+// newHarnessWith is newHarness with the gateway's options edited by opt.
+func newHarnessWith(t *testing.T, yaml string, opt func(*Options)) *harness {
+	t.Helper()
 	o200k(t) // loaded once, before any upstream deadline runs
 	h := &harness{t: t, rec: &memRecorder{}, primary: &fakeUpstream{t: t}, backup: &fakeUpstream{t: t}}
 	ps := httptest.NewServer(h.primary)
@@ -208,7 +214,11 @@ func newHarness(t *testing.T, yaml string) *harness {
 		clients[p.Name] = upstream.New(upstream.Config{Name: p.Name, BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
 			BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})
 	}
-	gw, err := New(Options{Config: cfg, Clients: clients, Recorder: h.rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	o := Options{Config: cfg, Clients: clients, Recorder: h.rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if opt != nil {
+		opt(&o)
+	}
+	gw, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/ledger/ledgertest"
+	"github.com/custody-gateway/custody/recorder"
 )
 
 // TestReadyzFollowsTheLedger: /readyz asks the real ledger, so a ledger
@@ -30,7 +31,7 @@ func TestReadyzFollowsTheLedger(t *testing.T) {
 	}
 	defer idx.Close()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec, err := NewLedgerRecorder(ctx, l, idx, []string{"a"}, "", logger)
+	rec, err := recorder.New(ctx, recorder.Config{Log: l, Index: idx, TenantIDs: []string{"a"}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

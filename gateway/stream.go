@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
 )
 
@@ -30,86 +29,91 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	defer idle.Stop()
 
 	x.checkEcho(rt, resp)
-	if tx.Verdict == custody.Rejected {
+	if tx.Rejected() {
 		return firstFailure(tx)
 	}
 	sr := openai.NewSSEReader(resp.Body, maxEvent)
+	events := x.wire.NewStreamReader()
+	var tb StreamBridge
+	if x.bridge != nil {
+		tb = x.bridge.NewStream()
+	}
 	scan := &streamScan{x: x}
 	var (
-		ident     check.Stream
-		chunk     openai.Response
 		sawUsage  bool
-		cached    int  // usage.prompt_tokens_details.cached_tokens
-		sawDone   bool // the upstream sent its terminal event
+		cached    int    // usage.prompt_tokens_details.cached_tokens
+		end       []byte // what ends the stream, once its terminal event came
 		first     = true
 		readError error
 		size      int64 // bytes of the upstream's events so far
 		maxSize   = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
-		ev, err := sr.Next()
+		raw, err := sr.Next()
 		if err != nil {
 			readError = err
 			break
 		}
 		idle.Reset(rt.prov.Timeout)
 		// Keep-alive comments count: they hold the connection as well.
-		if size += int64(len(ev.Raw)); maxSize > 0 && size > maxSize {
+		if size += int64(len(raw.Raw)); maxSize > 0 && size > maxSize {
 			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "over limits.max_stream_bytes")
 			return custody.Errorf(custody.CodeStreamInconsistent,
 				"provider %s sent a stream longer than limits.max_stream_bytes (%d bytes)", rt.cfg.Provider, maxSize)
 		}
-		if ev.Comment || len(ev.Data) == 0 {
+		if raw.Comment || len(raw.Data) == 0 {
 			continue // upstream keep-alives are not relayed
 		}
-		if ev.Done() {
-			sawDone = true
-			break
-		}
-		if ev.Cut {
+		if raw.Cut && !raw.Done() {
 			break // the input ended inside this event: truncated
 		}
-		if err := chunk.Decode(ev.Data); errors.Is(err, openai.ErrAmbiguous) {
-			return x.ambiguous(rt, err)
-		} else if err != nil {
-			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "a chunk is not JSON")
-			return custody.Errorf(custody.CodeStreamInconsistent, "provider %s sent a chunk that is not JSON", rt.cfg.Provider)
+		ev, err := events.Read(raw.Data)
+		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
+			return x.upstreamFault(rt, err)
 		}
-		if x.g.skipChecks {
-			// Benchmarks only: relay, without checks.
-		} else if err := ident.Chunk(&chunk); err != nil {
-			x.verdictOf(err, custody.CheckStream)
-			return err
-		}
-		usageChunk := chunk.Usage != nil && len(chunk.Choices) == 0
-		if chunk.Usage != nil {
+		if ev.Usage != nil {
+			// Before the terminal check: a Responses stream reports its
+			// usage in its terminal event.
 			sawUsage = true
-			tx.PromptTokensReported, tx.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
-			cached = chunk.Usage.Cached()
+			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
+			cached = ev.Usage.Cached
 		}
-		if first && x.g.skipChecks {
+		if ev.Terminal {
+			end = ev.End
+			if tb != nil {
+				end = tb.End()
+			}
+			break
+		}
+		if first {
 			first = false
-		} else if first {
-			first = false
-			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = chunk.Model, chunk.SystemFingerprint, chunk.ID
+			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
 			x.checkModel(rt)
-			x.checkReplay(rt, chunk.ID, nil)
-			if tx.Verdict == custody.Rejected {
+			x.checkReplay(rt, ev.ID, nil)
+			if tx.Rejected() {
 				return firstFailure(tx)
 			}
 		}
-		if text := chunk.Text(); text != "" && !x.g.skipChecks {
-			if scan.feed(text) {
+		if ev.Text != "" && x.g.checks.runs(custody.CheckContamination) {
+			if scan.feed(ev.Text) {
 				return firstFailure(tx)
 			}
 		}
 		if !x.started {
 			x.startStream()
 		}
-		if usageChunk && !x.req.IncludeUsage {
+		out := raw.Raw
+		if tb != nil {
+			if out, err = tb.Event(raw.Raw, &ev); err != nil {
+				return custody.Wrap(custody.CodeInternal, err, "the stream could not be translated")
+			}
+		} else if ev.UsageOnly && !x.req.IncludeUsage() {
 			continue // custody asked for it; the client did not
 		}
-		if err := x.deliver(ev.Raw); err != nil {
+		if len(out) == 0 {
+			continue
+		}
+		if err := x.deliver(out); err != nil {
 			return x.clientGone(err)
 		}
 		if err := rc.Flush(); err != nil {
@@ -127,7 +131,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
 		}
 	}
-	if !sawDone && !first {
+	if end == nil && !first {
 		// The upstream ended (or dropped the connection) without its
 		// terminal event: whatever came is not known to be the whole
 		// answer, and custody never completes it with a [DONE] of its own.
@@ -136,33 +140,26 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			"provider "+rt.cfg.Provider+" ended the stream without its terminal event")
 	}
 	if first {
-		tx.Fail(custody.CheckStream, custody.CodeUpstreamErrorAsSuccess, "empty stream")
+		tx.Fail(custody.CheckShape, custody.CodeUpstreamErrorAsSuccess, "empty stream")
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "provider %s sent an empty stream", rt.cfg.Provider)
 	}
-	if !x.g.skipChecks {
-		if err := ident.End(sawUsage, true); err != nil {
-			x.verdictOf(err, custody.CheckStream)
-			return err
-		}
-		tx.Pass(custody.CheckStream, "")
-		x.checkPromptTokens(sawUsage)
-		x.checkCache(rt, cached)
-		if scan.finish() {
+	if x.g.checks.runs(custody.CheckStream) {
+		if x.verdictOf(events.End(sawUsage), custody.CheckStream); tx.Rejected() {
 			return firstFailure(tx)
 		}
 	}
-	if tx.Verdict == custody.Rejected {
+	x.checkPromptTokens(sawUsage)
+	x.checkCache(rt, cached)
+	scan.finish()
+	if tx.Rejected() {
 		return firstFailure(tx)
-	}
-	if tx.Verdict == "" {
-		tx.Verdict = custody.Verified
 	}
 	tx.Status = http.StatusOK
 	if err := x.record(); err != nil {
 		return err
 	}
 	x.writeVerdict(true)
-	x.w.Write(openai.DoneEvent)
+	x.w.Write(end)
 	rc.Flush()
 	return nil
 }
@@ -192,8 +189,7 @@ func (x *exchange) startStream() {
 func (x *exchange) writeVerdict(recorded bool) {
 	tx := x.tx
 	if recorded {
-		x.w.Write(openai.ReceiptComment(tx.ID))
-		x.w.Write(openai.VerdictComment(string(tx.Verdict), tx.ChecksHeader()))
+		x.w.Write(x.front.StreamVerdict(tx))
 	}
 	h := x.w.Header()
 	h.Set("Custody-Verdict", string(tx.Verdict))
@@ -211,12 +207,13 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 		x.record() // best effort: nobody is listening
 		return
 	}
-	ev := openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+	ev := x.front.StreamError(e)
 	x.respCommit.Write(ev)
 	err := x.record()
 	if err != nil {
 		e = clientError(err)
-		ev = openai.DataEvent(openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param))
+		x.tx.Fail(e.Code.Check(), e.Code, "")
+		ev = x.front.StreamError(e)
 	}
 	x.w.Write(ev)
 	x.writeVerdict(err == nil)
@@ -226,77 +223,4 @@ func (x *exchange) endStreamWithError(e *custody.Error) {
 // clientGone marks a transaction whose client disconnected.
 func (x *exchange) clientGone(err error) error {
 	return &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: errors.Join(err, context.Canceled)}
-}
-
-// streamScan feeds a stream's text to the contamination scanner without
-// ever making the stream wait for it: until the prompt's own fingerprints
-// are ready (they are computed beside the forwarding, like the count),
-// text is held and scanned as soon as they are. A finding then ends the
-// stream at the next chunk; finish scans the rest before the end is
-// released.
-type streamScan struct {
-	x        *exchange
-	held     []byte
-	reported bool // the finding has been recorded
-}
-
-// feed scans text (or holds it); it reports whether the transaction is
-// now rejected.
-func (s *streamScan) feed(text string) bool {
-	sc, ready := s.x.prompt.ready()
-	if !ready {
-		s.held = append(s.held, text...)
-		return false
-	}
-	if sc == nil {
-		return false
-	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
-	}
-	sc.Write([]byte(text))
-	return s.check(sc)
-}
-
-// finish waits for the fingerprints, scans what was held and records the
-// outcome; it reports whether the transaction is rejected.
-func (s *streamScan) finish() bool {
-	sc := s.x.prompt.wait().scanner
-	if sc == nil {
-		return false
-	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
-	}
-	if s.check(sc) {
-		return true
-	}
-	if !s.reported {
-		s.x.tx.Pass(custody.CheckContamination, "")
-	}
-	return false
-}
-
-func (s *streamScan) check(sc Scanner) bool {
-	if _, found := sc.Finding(); found && !s.reported {
-		s.reported = true
-		s.x.checkContamination()
-	}
-	return s.x.tx.Verdict == custody.Rejected
-}
-
-// ambiguous records and returns response_ambiguous for an upstream body
-// (or chunk) whose checked members are duplicated or variant-spelled. The
-// message names the member, never its value.
-func (x *exchange) ambiguous(rt route, err error) error {
-	detail := "ambiguous members"
-	var ae *openai.AmbiguousError
-	if errors.As(err, &ae) {
-		detail = ae.Detail
-	}
-	msg := "provider " + rt.cfg.Provider + " sent an ambiguous body: " + detail
-	x.tx.Fail(custody.CheckMembers, custody.CodeResponseAmbiguous, msg)
-	return custody.Errorf(custody.CodeResponseAmbiguous, "%s", msg)
 }

@@ -45,14 +45,18 @@ type Index interface {
 	Search(ctx context.Context, q Query) ([]Record, error)
 
 	// Stats counts the records of q's span by bucket, requested model,
-	// route, provider, response model, verdict and fallback, in that
-	// order: the overview of the console, computed by the store.
+	// route, provider, response model, verdict, code, fallback and
+	// canary, in that order: the overview of the console, computed by the
+	// store.
 	Stats(ctx context.Context, q StatsQuery) ([]StatsRow, error)
+	// Breakdown counts the records of q's window by tenant, code, route
+	// or model, each by verdict and canary.
+	Breakdown(ctx context.Context, q BreakdownQuery) ([]BreakdownRow, error)
 
 	// AddEvents appends events to the timeline; their ID and, if zero,
 	// their Time are assigned by the index.
 	AddEvents(ctx context.Context, evs ...Event) error
-	// Events returns events matching q, newest first.
+	// Events returns events matching q, newest first (by Time, then ID).
 	Events(ctx context.Context, q EventQuery) ([]Event, error)
 
 	// ClaimResponse records that key (a response id or body digest) was
@@ -91,6 +95,20 @@ type Shard struct {
 func (s *Shard) Validate() error {
 	if s.Origin == "" {
 		return fmt.Errorf("index: shard without origin: %w", custody.ErrInvalidRequest)
+	}
+	return nil
+}
+
+// Validate reports the first of vs that cannot be stored: what Put and
+// AddEvents check before they write anything.
+func Validate[T any, P interface {
+	*T
+	Validate() error
+}](vs []T) error {
+	for i := range vs {
+		if err := P(&vs[i]).Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

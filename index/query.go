@@ -39,9 +39,18 @@ func (q *Query) PageSize() int { return clamp(q.Limit) }
 
 // EventQuery selects events.
 type EventQuery struct {
-	Type  string    // one of the Event* types; empty matches every type
-	Since time.Time // inclusive; zero means unbounded
-	Limit int       // as Query.Limit
+	Type   string       // one of the Event* types; empty matches every type
+	Model  string       // empty matches every model
+	Tenant string       // empty matches every tenant
+	Route  string       // a route label "model/provider"; empty matches every route
+	Code   custody.Code // empty matches every code
+	// Since is inclusive, Until exclusive; zero means unbounded.
+	Since, Until time.Time
+	Limit        int // as Query.Limit
+	// Before is a cursor: the ID of the last event of the previous page;
+	// the page holds the events after it in newest-first order. An
+	// unknown cursor is an error wrapping ErrNotFound.
+	Before int64
 }
 
 // PageSize is the Limit as the backends apply it.

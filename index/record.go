@@ -13,8 +13,8 @@ import (
 // ledger it lives.
 type Record struct {
 	custody.Transaction
-	Shard     string // log origin of the replica that wrote it
-	LeafIndex int64  // index in that shard's log; -1 if not (yet) known
+	Shard     string `json:"shard"`      // log origin of the replica that wrote it
+	LeafIndex int64  `json:"leaf_index"` // index in that shard's log; -1 if not (yet) known
 }
 
 // Codes returns the codes a record is found by in a Query on Code:

@@ -3,6 +3,7 @@ package index
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -42,4 +43,28 @@ func FuzzColumn(f *testing.F) {
 			t.Fatalf("Column changed clean %q to %q", s, c)
 		}
 	})
+}
+
+func TestCanaryEvent(t *testing.T) {
+	tests := []struct {
+		name                string
+		kind, probe, detail string
+		want                string
+	}{
+		{"evidence names the probe", "canary_failure", "needle", "needle: nonce k9 missing", "canary_failure: needle: nonce k9 missing"},
+		{"evidence without the probe", "canary_failure", "echo", "id mismatch", "canary_failure: echo: id mismatch"},
+		{"no probe", "canary_quarantined", "", "2 failing runs in a row", "canary_quarantined: 2 failing runs in a row"},
+		{"kind alone", "canary_recovered", "", "", "canary_recovered"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := CanaryEvent(time.Unix(1, 0), tt.kind, "sim-1", "sim-1/primary", tt.probe, tt.detail)
+			if e.Detail != tt.want {
+				t.Errorf("Detail = %q, want %q", e.Detail, tt.want)
+			}
+			if e.Type != EventCanary || e.Route != "sim-1/primary" || e.Provider != "primary" || e.Model != "sim-1" {
+				t.Errorf("event = %+v: want type canary, route sim-1/primary, provider primary, model sim-1", e)
+			}
+		})
+	}
 }

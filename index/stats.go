@@ -36,12 +36,14 @@ func (q *StatsQuery) Validate() error {
 // StatsRow counts the records of one bucket that agree on every other
 // field. Strings are as stored (see Column).
 type StatsRow struct {
-	Bucket         int // 0 is the oldest slice
-	RequestedModel string
-	Route          int    // the route that served; -1 when none did
-	Provider       string // the provider that served; "" when none did
-	ResponseModel  string // the model the upstream reported; "" when none answered
-	Verdict        custody.Verdict
-	Fallback       bool // served (status 200) by a route after the first tried
-	Count          int64
+	Bucket         int             `json:"bucket"` // 0 is the oldest slice
+	RequestedModel string          `json:"requested_model"`
+	Route          int             `json:"route"`          // the route that served; -1 when none did
+	Provider       string          `json:"provider"`       // the provider that served; "" when none did
+	ResponseModel  string          `json:"response_model"` // the model the upstream reported; "" when none answered
+	Verdict        custody.Verdict `json:"verdict"`
+	Code           custody.Code    `json:"code"`     // the rejecting (or first flagged) code; "" for a clean record
+	Fallback       bool            `json:"fallback"` // served (status 200) by a route after the first tried
+	Canary         bool            `json:"canary"`   // synthetic traffic of a canary probe
+	Count          int64           `json:"count"`
 }

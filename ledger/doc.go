@@ -16,6 +16,11 @@
 // the log does not (a crash between the two). docs/ledger.md has the
 // formats and the figures.
 //
-// Files (salt.go, keys.go, journal.go, log.go, handler.go) each hold one
-// concept.
+// With witnesses (witness.go), tessera publishes a checkpoint only once
+// their quorum has cosigned it; appends never wait for them. Config leaves
+// (configleaf.go) record the rules in force, and every transaction leaf
+// names the one it was decided under.
+//
+// Files (salt.go, keys.go, journal.go, log.go, handler.go, witness.go,
+// configleaf.go) each hold one concept.
 package ledger

@@ -29,6 +29,9 @@ import (
 // configured.
 const DefaultOrigin = "custody.local/log"
 
+// minCheckpointInterval is tessera's POSIX driver's lower bound.
+const minCheckpointInterval = 100 * time.Millisecond
+
 // Layout of Config.Dir.
 const (
 	logDir     = verify.LogDir // the public tlog-tiles tree (tessera POSIX), served at /log/
@@ -55,8 +58,12 @@ type Config struct {
 	// the log, not Append's latency.
 	BatchMaxAge  time.Duration
 	BatchMaxSize int
-	// CheckpointInterval is how often a new checkpoint is signed and
-	// published (default 1s, at least 100ms).
+	// CheckpointInterval is the least time between two published
+	// checkpoints (default 100ms, tessera's minimum). Tessera publishes
+	// when a batch is integrated unless the last checkpoint is younger
+	// than this, so a leaf is in a published checkpoint about
+	// BatchMaxAge + CheckpointInterval after it is durable: with 1s
+	// here, `custody verify` right after a response failed for a second.
 	CheckpointInterval time.Duration
 	// MaxBacklog bounds the leaves acknowledged but not yet in the log;
 	// beyond it Append fails with ledger_unavailable (default 65536).
@@ -64,6 +71,14 @@ type Config struct {
 	// JournalSegmentSize is the size of each journal segment file, written
 	// with zeros before use (default 32 MiB).
 	JournalSegmentSize int64
+	// Witnesses cosign each checkpoint before it is published
+	// (ledger.witnesses); WitnessQuorum of them must (ledger.witness_policy
+	// quorum; zero means all). None: checkpoints are published signed by
+	// the log alone. WitnessTimeout bounds one round of asking them
+	// (default 5s).
+	Witnesses      []Witness
+	WitnessQuorum  int
+	WitnessTimeout time.Duration
 	// Logger receives what the ledger did by itself that an operator
 	// should know (a torn journal tail cut off at start). Nil: discarded.
 	Logger *slog.Logger
@@ -88,7 +103,8 @@ type Log struct {
 	cancel   context.CancelFunc // stops tessera's background work
 	lock     *os.File
 
-	j *journal
+	j   *journal
+	wit *witnessing // nil without witnesses
 
 	// integrated is the number of leaves tessera has sequenced and
 	// integrated (written by the resolver goroutine).
@@ -96,6 +112,12 @@ type Log struct {
 	// failed is set by the resolver when tessera refuses a leaf or gives
 	// it an unexpected index; Append fails from then on.
 	failed atomic.Pointer[error]
+
+	// configLeaf is the index of the config leaf in force (-1: none),
+	// which appendLeaf stamps on every transaction leaf; AppendConfig
+	// sets it, under cfgMu.
+	configLeaf atomic.Int64
+	cfgMu      sync.Mutex
 
 	pmu     sync.Mutex        // guards pending
 	pending map[uint64][]byte // durable leaves not yet integrated
@@ -132,8 +154,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		cfg.BatchMaxSize = 1024
 	}
 	if cfg.CheckpointInterval <= 0 {
-		cfg.CheckpointInterval = time.Second
+		cfg.CheckpointInterval = minCheckpointInterval
 	}
+	cfg.CheckpointInterval = max(cfg.CheckpointInterval, minCheckpointInterval)
 	if cfg.JournalSegmentSize <= 0 {
 		cfg.JournalSegmentSize = 32 << 20
 	}
@@ -173,22 +196,37 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	if err := publishVerifier(filepath.Join(logPath, verify.VerifierFile), k.vkey); err != nil {
 		return nil, err
 	}
-	drv, err := posix.New(ctx, posix.Config{Path: logPath})
+	opts := tessera.NewAppendOptions().
+		WithCheckpointSigner(k.signer).
+		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
+		WithCheckpointInterval(cfg.CheckpointInterval)
+	pcfg := posix.Config{Path: logPath}
+	var wit *witnessing
+	if len(cfg.Witnesses) > 0 {
+		q := cfg.WitnessQuorum
+		if q == 0 {
+			q = len(cfg.Witnesses)
+		}
+		w, group, wopts, err := newWitnessing(cfg.Witnesses, q, cfg.WitnessTimeout)
+		if err != nil {
+			return nil, err
+		}
+		wit, pcfg.HTTPClient = w, w.client
+		opts = opts.WithWitnesses(group, wopts)
+	}
+	drv, err := posix.New(ctx, pcfg)
 	if err != nil {
 		return nil, err
 	}
 	tctx, cancel := context.WithCancel(context.Background())
-	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, tessera.NewAppendOptions().
-		WithCheckpointSigner(k.signer).
-		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
-		WithCheckpointInterval(cfg.CheckpointInterval))
+	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, opts)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	l := &Log{
 		cfg: cfg, keys: k, origin: k.signer.Name(), logPath: logPath,
-		app: app, reader: reader, shutdown: shutdown, cancel: cancel,
+		app: app, reader: reader, shutdown: shutdown, cancel: cancel, wit: wit,
 		pending:  map[uint64][]byte{},
 		feed:     make(chan feedBatch, 4096),
 		futures:  make(chan feedFuture, 1<<16),
@@ -205,6 +243,12 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 		return nil, err
 	}
 	l.integrated.Store(next)
+	cl, err := l.lastConfigLeaf(ctx, next)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	l.configLeaf.Store(cl)
 	go l.feedLoop(tctx)
 	go l.resolveLoop()
 	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load, cfg.journalFault, cfg.journalRetry)
@@ -364,6 +408,10 @@ func (l *Log) appendLeaf(tx *custody.Transaction) (idx uint64, leaf []byte, wait
 	}
 	t := *tx
 	t.Tenant = l.Pseudonym(tx.Tenant)
+	if cl := l.configLeaf.Load(); cl >= 0 && t.ConfigLeaf == nil {
+		c := uint64(cl)
+		t.ConfigLeaf = &c
+	}
 	leaf, err = verify.EncodeLeaf(&t)
 	if err != nil {
 		return 0, nil, nil, custody.Wrap(custody.CodeLedgerUnavailable, err, "the ledger cannot record the transaction")
@@ -450,6 +498,7 @@ func (l *Log) Receipt(ctx context.Context, index uint64, requestID string) (*ver
 		return nil, fmt.Errorf("building inclusion proof: %w", err)
 	}
 	r.Checkpoint, r.InclusionProof = string(cpRaw), proof
+	r.Cosigned = l.wit != nil && l.wit.cosigned(cpRaw, l.keys.verifier)
 	return r, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/verify"
@@ -78,4 +79,58 @@ func TestReceiptWhileIntegrating(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestConfigLeafStamped: after AppendConfig every transaction leaf names
+// the config leaf, the next config leaf names the previous one, and a
+// reopened ledger knows the config leaf in force from its last leaf.
+func TestConfigLeafStamped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := Open(ctx, Config{Dir: dir, CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ConfigLeaf() != -1 {
+		t.Fatalf("config leaf %d in an empty log", l.ConfigLeaf())
+	}
+	first, err := l.AppendConfig(ctx, ConfigRecord{Reason: "start", Version: "dev", Digest: "aa", Policies: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Append(ctx, sampleTx(l, "req-a", nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := verify.DecodeLeaf(r.Leaf)
+	if err != nil || tx.ConfigLeaf == nil || *tx.ConfigLeaf != first {
+		t.Fatalf("transaction leaf %s: %v", r.Leaf, err)
+	}
+	second, err := l.AppendConfig(ctx, ConfigRecord{Reason: "reload", Version: "dev", Digest: "bb", Policies: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := l.ReadConfigLeaf(ctx, second)
+	if err != nil || cl.Previous != int64(first) || cl.Reason != "reload" {
+		t.Fatalf("second config leaf %+v: %v", cl, err)
+	}
+	if _, err := l.Append(ctx, sampleTx(l, "req-b", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(ctx, Config{Dir: dir, CheckpointInterval: 100 * time.Millisecond, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(ctx)
+	if l.ConfigLeaf() != int64(second) {
+		t.Fatalf("reopened: config leaf %d, want %d", l.ConfigLeaf(), second)
+	}
+	src, _ := verify.OpenSource(dir)
+	rep, err := verify.Audit(ctx, src, l.Verifier(), "")
+	if err != nil || rep.ConfigLeaves != 2 || rep.LastConfigLeaf != int64(second) {
+		t.Fatalf("audit %+v: %v", rep, err)
+	}
 }

@@ -29,7 +29,6 @@ type Skip string
 
 const (
 	SkipNone        Skip = ""
-	SkipRegion      Skip = "region_denied"
 	SkipQuarantined Skip = "quarantined"
 	SkipBreakerOpen Skip = "breaker_open"
 )

@@ -11,12 +11,40 @@ import (
 
 // chat serves POST /v1/chat/completions.
 func (s *Server) chat(c *call) error {
-	req, msgs, err := parseChat(c.body)
+	req, res, err := s.chatInfer(c, c.body)
 	if err != nil {
 		return err
 	}
-	if err := s.checkModel(req.Model); err != nil {
+	defer res.release()
+	form := c.faults.errorAs200Form(res.digest)
+	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+	head, u := s.chatHead(c, req, res)
+	if req.Stream {
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		events := chatStreamEvents(head, res, req.Logprobs, includeUsage, form, u.PromptTokensDetails)
+		return s.writeStream(c, "chat-stream", head, events)
+	}
+	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
 		return err
+	}
+	body, err := chatCompletionBody(head, u, res, req.Logprobs, form)
+	if err != nil {
+		return err
+	}
+	writeBody(c.w, s.swapBody("chat", body, c.faults[FaultResponseSwap]))
+	return nil
+}
+
+// chatInfer parses a chat request body and runs it through the serving
+// stack: the template rendering and count, the prefix cache, prefill and
+// decode. The caller must release the result.
+func (s *Server) chatInfer(c *call, body []byte) (*chatRequest, *result, error) {
+	req, msgs, err := parseChat(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return nil, nil, err
 	}
 	var all []string
 	for _, m := range msgs {
@@ -24,9 +52,9 @@ func (s *Server) chat(c *call) error {
 	}
 	// The prompt is what the chat template renders, counted as llama.cpp
 	// counts it; a refusal of the template's is the engine's 400.
-	rendered, err := s.tmpl.Render(template.EngineLlamaCpp, c.body)
+	rendered, err := s.tmpl.Render(template.EngineLlamaCpp, body)
 	if err != nil {
-		return badRequest("%s", err)
+		return nil, nil, badRequest("%s", err)
 	}
 	tokens := s.counter.Count(rendered.Text)
 	var cache cacheUse
@@ -67,12 +95,15 @@ func (s *Server) chat(c *call) error {
 	gp := genParamsOf(maxTokens, req.Temperature, req.Seed, top)
 	res, err := s.infer(c.r.Context(), c.owner, c.faults, req.Model, p, gp)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer res.release()
-	form := c.faults.errorAs200Form(res.digest)
-	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+	res.call = toolCallOf(req, res)
+	return req, res, nil
+}
 
+// chatHead is the envelope of a chat answer (a fresh id, or under
+// duplicate-id the previous one) and its usage.
+func (s *Server) chatHead(c *call, req *chatRequest, res *result) (envelope, *usage) {
 	head := envelope{
 		ID:                s.responseID("chat", "chatcmpl-", c.faults[FaultDuplicateID]),
 		Created:           time.Now().Unix(),
@@ -83,37 +114,32 @@ func (s *Server) chat(c *call) error {
 	if req.CacheSalt != nil || res.cachedTokens > 0 {
 		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: res.cachedTokens}
 	}
-	if req.Stream {
-		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		events := chatStreamEvents(head, res, req.Logprobs, includeUsage, form, u.PromptTokensDetails)
-		return s.writeStream(c, "chat-stream", head, events)
-	}
-	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
-		return err
-	}
-	var body []byte
+	return head, u
+}
+
+// chatCompletionBody is a chat completion's body, or the error-as-200 form's.
+func chatCompletionBody(head envelope, u *usage, res *result, logprobs bool, form Fault) ([]byte, error) {
 	if form == FaultErrorAs200Body {
-		body = errorAs200Body()
-	} else {
-		head.Object = "chat.completion"
-		head.Usage = u
-		choice := chatChoice{
-			Message:      &chatOutMessage{Role: "assistant", Content: content(res.tokens)},
-			FinishReason: strPtr(res.finish),
-		}
-		if req.Logprobs {
-			choice.Logprobs = chatLogprobsOf(res.tokens)
-		}
-		head.Choices = []chatChoice{choice}
-		if form == FaultErrorAs200Empty {
-			head.Choices = []chatChoice{}
-		}
-		if body, err = json.Marshal(head); err != nil {
-			return err
-		}
+		return errorAs200Body(), nil
 	}
-	writeBody(c.w, s.swapBody("chat", body, c.faults[FaultResponseSwap]))
-	return nil
+	head.Object = "chat.completion"
+	head.Usage = u
+	choice := chatChoice{
+		Message:      &chatOutMessage{Role: "assistant", Content: content(res.tokens)},
+		FinishReason: strPtr(res.finish),
+	}
+	if res.call != nil {
+		choice.Message.Content = ""
+		choice.Message.ToolCalls = []wireToolCall{res.call.wire(true)}
+	}
+	if logprobs {
+		choice.Logprobs = chatLogprobsOf(res.tokens)
+	}
+	head.Choices = []chatChoice{choice}
+	if form == FaultErrorAs200Empty {
+		head.Choices = []chatChoice{}
+	}
+	return json.Marshal(head)
 }
 
 // truncateMessages keeps the first keep words of msgs, in order; messages
@@ -148,6 +174,15 @@ func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, f
 	empty := ""
 	chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{Role: "assistant", Content: &empty}}))
 	for _, t := range res.tokens {
+		if res.call != nil {
+			// A call's arguments come in two pieces after its head.
+			head, args := res.call.wire(false), res.call.Arguments
+			head.Function.Arguments = args[:len(args)/2]
+			chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{ToolCalls: []wireToolCall{head}}}))
+			tail := wireToolCall{Index: 0, Function: wireFunction{Arguments: args[len(args)/2:]}}
+			chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{ToolCalls: []wireToolCall{tail}}}))
+			break
+		}
 		text := t.text
 		ch := chatChoice{Delta: &chatDelta{Content: &text}}
 		if logprobs {

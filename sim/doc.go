@@ -1,5 +1,7 @@
 // Package sim is custody's reference upstream: an OpenAI-compatible server
-// (chat completions, completions, embeddings, models) with a deterministic
+// (chat completions, completions, embeddings, models; Anthropic Messages,
+// count_tokens and OpenAI Responses on the same stack, dialects.go) with a
+// deterministic
 // toy model behind a small but honest imitation of a disaggregated serving
 // stack, so that every integrity failure custody defends against can be
 // reproduced on demand and custody's checks proven against it.

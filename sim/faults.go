@@ -45,14 +45,19 @@ const (
 
 	// FaultModelLie: served by a close variant of the model (Variant+1)
 	// that reports the requested name and the honest system_fingerprint.
+	// The variant also repeats the prompt's nonce-like codes last first.
 	// Caught by: the identity canary (statistical test over answers and
-	// logprobs); no single response shows it.
+	// logprobs; its prompts hold no codes) and by an evaluation suite
+	// that asks for codes in order; no check of a single response shows
+	// it.
 	FaultModelLie Fault = "model-lie"
 
 	// FaultSnapshotDrift: the alias moved: `model` is the requested name
 	// with another snapshot suffix ("sim-1-0827" -> "sim-1-0901"; a name
 	// without a suffix gets "-0901" appended), a new system_fingerprint, and
-	// the new snapshot answers slightly differently (Variant+2).
+	// the new snapshot answers slightly differently (Variant+2) and
+	// repeats the prompt's nonce-like codes last first (what an evaluation
+	// suite sees).
 	// Caught by: model identity (model_mismatch against accept /
 	// require_pinned; fingerprint change event).
 	FaultSnapshotDrift Fault = "snapshot-drift"

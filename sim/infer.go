@@ -33,6 +33,9 @@ type result struct {
 	fingerprint  string
 	digest       uint64 // of the prompt's own words, picks error-as-200 forms
 	release      func() // returns the prompt's pages to the pool
+	// call is the tool call the answer is, when the request forced one
+	// (tools.go); the tokens are then its arguments' budget.
+	call *toolCall
 }
 
 var snapshotSuffix = regexp.MustCompile(`-\d{4}$`)
@@ -110,6 +113,10 @@ func (s *Server) infer(ctx context.Context, o owner, fs faultSet, model string, 
 	if fs[FaultModelLie] && !fs[FaultSilentFallback] && !fs[FaultSnapshotDrift] {
 		res.fingerprint = fingerprint(model, s.cfg.Variant)
 	}
+	// The other snapshot also lists the prompt's codes last first: a
+	// change of behaviour that one answer shows, for evaluation suites
+	// (an `equals` or `regex` on the codes in order) to catch.
+	gp.codesLastFirst = fs[FaultSnapshotDrift] || fs[FaultModelLie]
 	res.tokens, res.finish = generate(ctxWords, variant, gp)
 	return res, nil
 }

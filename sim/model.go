@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -13,7 +14,8 @@ import (
 // pages, so whatever those pages hold, its own prompt or another
 // request's, shapes the answer:
 //
-//  1. every nonce-like word in the pages (isNonce), in order, is echoed;
+//  1. every nonce-like word in the pages (isNonce), in order, is echoed
+//     (last first by the snapshots of snapshot-drift and model-lie);
 //  2. then, step by step, a word is chosen among candidates: the next word
 //     of the context after the last one quoted (so runs of the context are
 //     quoted), a word of the context picked by hash, a fixed vocabulary, and
@@ -48,6 +50,10 @@ type genParams struct {
 	seed        *int64
 	noSeed      uint64 // sampling seed when temperature > 0 and seed is nil
 	topLogprobs int    // alternatives to report per token (0..20)
+	// codesLastFirst: the model repeats the prompt's nonce-like codes in
+	// reverse order (the drifted and lying snapshots do: a behaviour an
+	// evaluation that asks for the codes in order sees in one answer).
+	codesLastFirst bool
 }
 
 // genToken is one generated token: its text (with its leading space), its
@@ -155,6 +161,9 @@ func generate(context []string, variant int, p genParams) ([]genToken, string) {
 		}
 	}
 
+	if p.codesLastFirst {
+		slices.Reverse(nonces)
+	}
 	var out []genToken
 	cands := make([]candidate, 0, len(vocabulary)+4)
 	next := 0 // context position after the last quoted word

@@ -23,17 +23,21 @@ func badRequest(format string, args ...any) error {
 // simulator reads. Unknown fields are ignored, as OpenAI-compatible
 // servers do.
 type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	MaxTokens           *int           `json:"max_tokens"`
-	MaxCompletionTokens *int           `json:"max_completion_tokens"`
-	Temperature         *float64       `json:"temperature"`
-	Seed                *int64         `json:"seed"`
-	N                   *int           `json:"n"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options"`
-	Logprobs            bool           `json:"logprobs"`
-	TopLogprobs         *int           `json:"top_logprobs"`
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	// Tools and ToolChoice: a tool_choice that forces a call gets one
+	// (tools.go).
+	Tools               []chatTool      `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	Seed                *int64          `json:"seed"`
+	N                   *int            `json:"n"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
 	// CacheSalt keys the prefix cache (vLLM's field): prefixes are shared
 	// only between requests with the same salt; absent is the salt "".
 	CacheSalt *string `json:"cache_salt"`

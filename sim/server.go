@@ -101,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/completions", s.adapt(s.completions))
 	s.mux.HandleFunc("POST /v1/embeddings", s.adapt(s.embeddings))
 	s.mux.HandleFunc("GET /v1/models", s.adapt(s.models))
+	s.handleDialects()
 	s.mux.HandleFunc("/", s.adapt(s.notFound))
 	return s, nil
 }
@@ -124,6 +125,11 @@ type call struct {
 // resolves the request's faults, reads the body, and writes any error as
 // OpenAI-shaped JSON.
 func (s *Server) adapt(h func(*call) error) http.HandlerFunc {
+	return s.adaptWith(h, writeError)
+}
+
+// adaptWith is adapt with the error writer of a dialect.
+func (s *Server) adaptWith(h func(*call) error, writeError func(http.ResponseWriter, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := &call{w: w, r: r, faults: s.faults}
 		tenant := r.Header.Get("X-Tenant")

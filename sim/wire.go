@@ -21,13 +21,15 @@ type promptTokensDetails struct {
 }
 
 type chatOutMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type logprobAlt struct {

@@ -6,6 +6,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,26 +20,32 @@ import (
 type Metrics struct {
 	reg             *prometheus.Registry
 	requests        *prometheus.CounterVec
+	endpoints       *prometheus.CounterVec // by dialect: chat.completions, messages, responses...
 	checkFailures   *prometheus.CounterVec
 	fallbacks       *prometheus.CounterVec
 	pathChanges     *prometheus.CounterVec
 	canaryStatus    *prometheus.GaugeVec
+	evalPassRatio   *prometheus.GaugeVec
 	ledgerLeaves    prometheus.Counter
 	requestDuration prometheus.Histogram
 	upstreamDur     *prometheus.HistogramVec
-	known           map[string]bool // model names that may be labels
+	// known are the model names that may be labels: replaced (on a
+	// config reload), never mutated.
+	known atomic.Pointer[map[string]bool]
 }
 
-// NewMetrics registers the collectors; models are the configured
-// client-facing model names (any other requested name is "unknown").
+// NewMetrics registers the collectors in a registry of their own; models
+// are the configured client-facing model names (any other requested name
+// is "unknown"). One Metrics serves a process: a config reload calls
+// SetModels, and every counter goes on.
 func NewMetrics(models []string) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), known: map[string]bool{}}
-	for _, name := range models {
-		m.known[name] = true
-	}
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.SetModels(models)
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_requests_total",
 		Help: "Transactions by requested model, effective provider and verdict."}, []string{"model", "provider", "verdict"})
+	m.endpoints = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_endpoint_requests_total",
+		Help: "Transactions by endpoint (the client's dialect: chat.completions, completions, embeddings, messages, responses) and verdict."}, []string{"endpoint", "verdict"})
 	m.checkFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_check_failures_total",
 		Help: "Failed (rejecting or flagging) integrity checks by code."}, []string{"code"})
 	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "custody_fallbacks_total",
@@ -47,27 +54,40 @@ func NewMetrics(models []string) *Metrics {
 		Help: "New (provider, response model, system_fingerprint) tuples seen for a model."}, []string{"model"})
 	m.canaryStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "custody_canary_status",
 		Help: "1 when the route's canary probe passes, 0 when it fails."}, []string{"route", "probe"})
+	m.evalPassRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "custody_eval_pass_ratio",
+		Help: "Passing cases / cases of the latest run of an evaluation suite on a route."}, []string{"suite", "route"})
 	m.ledgerLeaves = prometheus.NewCounter(prometheus.CounterOpts{Name: "custody_ledger_leaves_total",
 		Help: "Leaves durably appended to the transparency log."})
 	m.requestDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "custody_request_duration_seconds",
 		Help: "Time from request to the recorded answer.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)})
 	m.upstreamDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "custody_upstream_duration_seconds",
 		Help: "Upstream call time until its answer ended.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"provider"})
-	for _, c := range []prometheus.Collector{m.requests, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
-		m.ledgerLeaves, m.requestDuration, m.upstreamDur,
+	for _, c := range []prometheus.Collector{m.requests, m.endpoints, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
+		m.evalPassRatio, m.ledgerLeaves, m.requestDuration, m.upstreamDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
 	return m
 }
 
+// SetModels replaces the model names that may be labels (the models of
+// the config in force). Safe beside Transaction.
+func (m *Metrics) SetModels(models []string) {
+	known := make(map[string]bool, len(models))
+	for _, name := range models {
+		known[name] = true
+	}
+	m.known.Store(&known)
+}
+
 // Transaction counts one finished transaction.
 func (m *Metrics) Transaction(tx *custody.Transaction) {
 	model := tx.RequestedModel
-	if !m.known[model] {
+	if !(*m.known.Load())[model] {
 		model = "unknown"
 	}
 	m.requests.WithLabelValues(model, tx.Provider, string(tx.Verdict)).Inc()
+	m.endpoints.WithLabelValues(tx.Endpoint, string(tx.Verdict)).Inc()
 	// Every code, the refusals that are no check's (fallback_not_permitted,
 	// ledger_unavailable, …) too, once per transaction.
 	for _, c := range tx.Codes() {
@@ -86,6 +106,10 @@ func (m *Metrics) Transaction(tx *custody.Transaction) {
 func (m *Metrics) Upstream(provider string, d time.Duration) {
 	m.upstreamDur.WithLabelValues(provider).Observe(d.Seconds())
 }
+
+// Register adds a collector of another package's (the ledger's witness
+// gauges) to the registry.
+func (m *Metrics) Register(c prometheus.Collector) error { return m.reg.Register(c) }
 
 // LedgerLeaf counts one durable leaf.
 func (m *Metrics) LedgerLeaf() { m.ledgerLeaves.Inc() }
@@ -106,6 +130,12 @@ func (m *Metrics) Canary(route, probe string, ok bool) {
 		v = 1
 	}
 	m.canaryStatus.WithLabelValues(route, probe).Set(v)
+}
+
+// EvalPassRatio sets the pass ratio of a suite's latest run on a route
+// (MODEL/PROVIDER).
+func (m *Metrics) EvalPassRatio(suite, route string, ratio float64) {
+	m.evalPassRatio.WithLabelValues(suite, route).Set(ratio)
 }
 
 // Handler serves /metrics.

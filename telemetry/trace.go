@@ -197,7 +197,7 @@ func checkCodes(tx *custody.Transaction) []string {
 // operation is the gen_ai.operation.name of a custody endpoint.
 func operation(endpoint string) string {
 	switch endpoint {
-	case "chat.completions":
+	case "chat.completions", "messages", "responses":
 		return "chat"
 	case "completions":
 		return "text_completion"

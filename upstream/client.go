@@ -26,7 +26,10 @@ type Config struct {
 	Name    string
 	BaseURL string // ends in /v1
 	APIKey  string // sent as a bearer token; never logged
-	Timeout time.Duration
+	// Anthropic: the provider is Anthropic's API (kind anthropic): the key
+	// goes in x-api-key, with anthropic-version, instead of a bearer token.
+	Anthropic bool
+	Timeout   time.Duration
 	// RequestIDEcho names the response header that must echo X-Request-Id.
 	RequestIDEcho string
 	// BreakerThreshold consecutive failures open the breaker for
@@ -108,9 +111,7 @@ func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
 	} else {
 		req.Header.Set("Accept", "application/json")
 	}
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
+	c.auth(req)
 	req.Header.Set("X-Request-Id", call.RequestID)
 	if call.TraceParent != "" {
 		req.Header.Set("Traceparent", call.TraceParent)
@@ -122,15 +123,31 @@ func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
 	return resp, nil
 }
 
+// AnthropicVersion is the anthropic-version header sent to kind anthropic
+// providers.
+const AnthropicVersion = "2023-06-01"
+
+// auth sets the provider's credentials on req.
+func (c *Client) auth(req *http.Request) {
+	if c.cfg.Anthropic {
+		req.Header.Set("Anthropic-Version", AnthropicVersion)
+		if c.cfg.APIKey != "" {
+			req.Header.Set("X-Api-Key", c.cfg.APIKey)
+		}
+		return
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+}
+
 // Get fetches a path (for canaries and model listings).
 func (c *Client) Get(ctx context.Context, path string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return nil, custody.Wrap(custody.CodeUpstreamUnavailable, err, "the upstream URL is invalid")
 	}
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
+	c.auth(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.classify(ctx, err)

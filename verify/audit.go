@@ -29,7 +29,13 @@ type AuditReport struct {
 	// PreviousSize is the size remembered from the last audit (0 if none)
 	// whose root the log's first PreviousSize leaves still hash to.
 	PreviousSize uint64
-	Duration     time.Duration
+	// ConfigLeaves is how many config leaves the log holds (each naming
+	// the one before it), LastConfigLeaf the index of the last (-1: none).
+	ConfigLeaves   int
+	LastConfigLeaf int64
+	// Cosigners are the pinned witnesses that cosigned the checkpoint.
+	Cosigners []string
+	Duration  time.Duration
 }
 
 // auditState is the --state file: the last checkpoint an audit found
@@ -61,6 +67,12 @@ const auditPrefetch = 8
 // per-leaf allocation: each full bundle is reduced to its subtree root in
 // place and merged into a compact range.
 func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath string) (*AuditReport, error) {
+	return AuditWith(ctx, src, verifier, Options{}, statePath)
+}
+
+// AuditWith is Audit that also requires opts.Witnesses' quorum of
+// cosignatures on the audited checkpoint.
+func AuditWith(ctx context.Context, src LogSource, verifier note.Verifier, opts Options, statePath string) (*AuditReport, error) {
 	start := time.Now()
 	cpRaw, err := src.ReadCheckpoint(ctx)
 	if err != nil {
@@ -69,6 +81,10 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 	cp, err := readCheckpoint(ctx, constSource{src, cpRaw}, verifier)
 	if err != nil {
 		return nil, err
+	}
+	cosigners, err := opts.Witnesses.Check(cpRaw, verifier)
+	if err != nil {
+		return nil, fmt.Errorf("the log's %w", err)
 	}
 	var prev *auditState
 	if statePath != "" {
@@ -104,7 +120,7 @@ func Audit(ctx context.Context, src LogSource, verifier note.Verifier, statePath
 	if !bytes.Equal(root, cp.Hash) {
 		return nil, invalid("the leaves hash to %x, the checkpoint says %x", root, cp.Hash)
 	}
-	rep := &AuditReport{Origin: cp.Origin, Size: cp.Size, Root: cp.Hash, Duration: time.Since(start)}
+	rep := &AuditReport{Origin: cp.Origin, Size: cp.Size, Root: cp.Hash, ConfigLeaves: a.chain.count, LastConfigLeaf: a.chain.last, Cosigners: cosigners, Duration: time.Since(start)}
 	if prev != nil {
 		rep.PreviousSize = prev.Size
 	}
@@ -204,10 +220,11 @@ type auditor struct {
 	levels   [][]byte
 	levelIdx []uint64
 	err      error
+	chain    *configChain
 }
 
 func newAuditor(src LogSource, size uint64) *auditor {
-	a := &auditor{src: src, size: size, h: sha256.New()}
+	a := &auditor{src: src, size: size, h: sha256.New(), chain: newConfigChain()}
 	a.rf = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
 	a.rng = a.rf.NewEmptyRange(0)
 	return a
@@ -280,6 +297,9 @@ func (a *auditor) bundle(bi uint64, raw, tile []byte) error {
 		off += 2
 		if off+l > len(raw) {
 			return invalid("entry bundle %d: truncated", bi)
+		}
+		if err := a.chain.leaf(first+uint64(count), raw[off:off+l]); err != nil {
+			return err
 		}
 		a.h.Reset()
 		a.h.Write(leafPrefix[:])

@@ -11,9 +11,13 @@ import (
 	"github.com/custody-gateway/custody"
 )
 
-// LeafVersion is the value of the "v" field of every leaf this package
-// writes. A reader refuses other versions.
-const LeafVersion = 1
+// LeafVersion is the value of the "v" field of the leaves this package
+// writes for transactions that name their config leaf; LeafVersion1 (no
+// config_leaf field) for those that do not. A reader refuses others.
+const (
+	LeafVersion  = 2
+	LeafVersion1 = 1
+)
 
 // MaxLeafSize bounds an encoded leaf; tessera's own limit is larger.
 const MaxLeafSize = 64 << 10
@@ -56,7 +60,10 @@ type leafV1 struct {
 	CompletionTokens     int         `json:"completion_tokens"`
 	RequestCommitment    string      `json:"request_commitment"`  // lowercase hex, "" if none
 	ResponseCommitment   string      `json:"response_commitment"` // lowercase hex, "" if none
-	DurationNS           int64       `json:"duration_ns"`
+	// ConfigLeaf is version 2's one addition: the index of the config
+	// leaf in force. Absent (nil) exactly in version 1.
+	ConfigLeaf *uint64 `json:"config_leaf,omitempty"`
+	DurationNS int64   `json:"duration_ns"`
 }
 
 type outcomeV1 struct {
@@ -69,8 +76,13 @@ type outcomeV1 struct {
 // EncodeLeaf returns the canonical leaf of tx, as is: the caller puts the
 // tenant pseudonym in tx.Tenant (Log.Append does).
 func EncodeLeaf(tx *custody.Transaction) ([]byte, error) {
+	v := LeafVersion1
+	if tx.ConfigLeaf != nil {
+		v = LeafVersion
+	}
 	l := leafV1{
-		V:                    LeafVersion,
+		V:                    v,
+		ConfigLeaf:           tx.ConfigLeaf,
 		ID:                   tx.ID,
 		Tenant:               tx.Tenant,
 		Time:                 tx.Time.UTC().Format(time.RFC3339Nano),
@@ -130,7 +142,7 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 	if err := d.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadLeaf, err)
 	}
-	if l.V != LeafVersion {
+	if (l.V != LeafVersion1 && l.V != LeafVersion) || (l.V == LeafVersion) != (l.ConfigLeaf != nil) {
 		return nil, fmt.Errorf("%w: version %d", ErrBadLeaf, l.V)
 	}
 	t, err := time.Parse(time.RFC3339Nano, l.Time)
@@ -171,6 +183,7 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 		PromptTokensReported: l.PromptTokensReported,
 		CompletionTokens:     l.CompletionTokens,
 		Duration:             time.Duration(l.DurationNS),
+		ConfigLeaf:           l.ConfigLeaf,
 	}
 	if len(l.FallbackChain) > 0 {
 		tx.FallbackChain = l.FallbackChain

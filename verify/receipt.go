@@ -44,6 +44,12 @@ type Receipt struct {
 	// the leaf is integrated and a checkpoint published.
 	Checkpoint     string   `json:"checkpoint,omitempty"`
 	InclusionProof [][]byte `json:"inclusion_proof,omitempty"`
+	// Cosigned is the gateway's word that Checkpoint carries its witness
+	// quorum's cosignatures (it publishes no other checkpoint when
+	// ledger.witnesses is set); absent without witnesses or without a
+	// checkpoint yet. A verifier checks the cosignatures itself
+	// (--witness-key): this only says whether to expect them.
+	Cosigned bool `json:"cosigned,omitempty"`
 }
 
 // receiptDomain prefixes the bytes the receipt signature covers, so that a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/custody-gateway/custody"
 	"github.com/transparency-dev/formats/log"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -17,6 +18,14 @@ import (
 // ErrInvalid is wrapped by every reason VerifyReceipt and Audit refuse
 // what they were given (as opposed to failing to read it).
 var ErrInvalid = errors.New("invalid")
+
+// ErrNotIntegrated is what VerifyReceipt returns for a receipt whose
+// signature (and commitments) are valid but whose leaf the log's
+// published checkpoint does not cover yet: the promise without the
+// evidence, which comes within about ledger.batch_max_age plus one
+// checkpoint interval. It does not wrap ErrInvalid: retry later
+// (`custody verify --wait`), the receipt may be fine.
+var ErrNotIntegrated = errors.New("not yet integrated")
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -56,8 +65,43 @@ func StripReceiptLine(body []byte) []byte {
 //     receipt's checkpoint with it, and the leaf's entry bundle against
 //     its tile.
 //
-// Refusals wrap ErrInvalid; failures to read the log do not.
+// Refusals wrap ErrInvalid; failures to read the log do not. A valid
+// receipt the log does not hold yet is ErrNotIntegrated.
 func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r *Receipt, request, response []byte) error {
+	_, err := VerifyReceiptWith(ctx, src, verifier, Options{}, r, request, response)
+	return err
+}
+
+// Options are what VerifyReceiptWith checks beyond VerifyReceipt.
+type Options struct {
+	// Witnesses, if its Quorum is positive, must have cosigned the
+	// receipt's checkpoint and, with a log source, the log's checkpoint.
+	Witnesses WitnessPolicy
+}
+
+// Result is what a successful VerifyReceiptWith found.
+type Result struct {
+	// Transaction is the decoded leaf (Tenant is the pseudonym).
+	Transaction *custody.Transaction
+	// Cosigners are the pinned witnesses that cosigned the checkpoint the
+	// leaf was proven under (the log's, with a source; else the receipt's).
+	Cosigners []string
+}
+
+// VerifyReceiptWith is VerifyReceipt with witness cosignatures: a
+// checkpoint short of opts.Witnesses' quorum is refused (ErrInvalid); a
+// receipt with no checkpoint of its own and no src cannot be checked
+// against witnesses and is ErrNotIntegrated.
+func VerifyReceiptWith(ctx context.Context, src LogSource, verifier note.Verifier, opts Options, r *Receipt, request, response []byte) (*Result, error) {
+	res := &Result{}
+	err := verifyReceipt(ctx, src, verifier, opts, r, request, response, res)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func verifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, opts Options, r *Receipt, request, response []byte, res *Result) error {
 	if r.Origin != verifier.Name() {
 		return invalid("receipt is for log %q, the key is for %q", r.Origin, verifier.Name())
 	}
@@ -71,6 +115,7 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 	if err != nil {
 		return invalid("leaf: %v", err)
 	}
+	res.Transaction = tx
 	if tx.ID != r.RequestID {
 		return invalid("leaf is for request %q, receipt for %q", tx.ID, r.RequestID)
 	}
@@ -103,16 +148,29 @@ func VerifyReceipt(ctx context.Context, src LogSource, verifier note.Verifier, r
 		if err := proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, rcp.Size, leafHash, r.InclusionProof, rcp.Hash); err != nil {
 			return invalid("receipt inclusion proof: %v", err)
 		}
+		if res.Cosigners, err = opts.Witnesses.Check([]byte(r.Checkpoint), verifier); err != nil {
+			return fmt.Errorf("receipt %w", err)
+		}
 	}
 	if src == nil {
+		if rcp == nil && opts.Witnesses.Quorum > 0 {
+			return fmt.Errorf("%w: the receipt has no checkpoint for the witnesses to have cosigned", ErrNotIntegrated)
+		}
 		return nil
 	}
-	cp, err := readCheckpoint(ctx, src, verifier)
+	cpRaw, err := src.ReadCheckpoint(ctx)
+	if err != nil {
+		return fmt.Errorf("reading checkpoint: %w", err)
+	}
+	cp, err := readCheckpoint(ctx, constSource{src, cpRaw}, verifier)
 	if err != nil {
 		return err
 	}
+	if res.Cosigners, err = opts.Witnesses.Check(cpRaw, verifier); err != nil {
+		return fmt.Errorf("the log's %w", err)
+	}
 	if r.Index >= cp.Size {
-		return invalid("the log (size %d) does not contain index %d yet", cp.Size, r.Index)
+		return fmt.Errorf("%w: the log (size %d) does not contain index %d yet", ErrNotIntegrated, cp.Size, r.Index)
 	}
 	pb := newProofs(src, cp.Size)
 	incl, err := pb.inclusion(ctx, r.Index)

@@ -15,7 +15,7 @@ import (
 	"github.com/custody-gateway/custody/verify"
 )
 
-const auditSynopsis = "custody audit --log URL|DIR [--state FILE] [--key VKEY]\n       custody audit --config FILE [--state-dir DIR]"
+const auditSynopsis = "custody audit --log URL|DIR [--state FILE] [--key VKEY] [--witness-key VKEY]... [--witness-quorum N]\n       custody audit --config FILE [--state-dir DIR]"
 
 // runAudit is `custody audit`: one log (--log), or, with --config, every
 // log shard the config's index lists (each replica's log, at the URL it
@@ -29,6 +29,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band); none: the key the log publishes")
 	cfgPath := fs.String("config", "", "audit every log shard the index of this config lists, instead of one --log")
 	stateDir := fs.String("state-dir", "", "with --config: directory of one state file per shard")
+	wp := witnessFlags(fs)
 	withSynopsis(fs, auditSynopsis, "Audits a whole log from its public files: the checkpoint's signature, every entry hashed into\nthe signed root, and consistency with the checkpoint --state remembers. Exit 0 clean, 1 tampered.")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -45,11 +46,16 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case *logLoc == "":
 		return usageError(stderr, "audit needs --log URL|DIR or --config FILE (see custody audit --help)")
 	}
-	return auditLog(ctx, *logLoc, *key, *state, stdout, stderr)
+	policy, err := wp.policy()
+	if err != nil {
+		fmt.Fprintf(stderr, "custody audit: %v\n", err)
+		return exitUsage
+	}
+	return auditLog(ctx, *logLoc, *key, *state, verify.Options{Witnesses: policy}, stdout, stderr)
 }
 
 // auditLog audits the log at loc and prints the outcome.
-func auditLog(ctx context.Context, loc, key, state string, stdout, stderr io.Writer) int {
+func auditLog(ctx context.Context, loc, key, state string, opts verify.Options, stdout, stderr io.Writer) int {
 	src, err := verify.OpenSource(loc)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: %v\n", err)
@@ -63,7 +69,7 @@ func auditLog(ctx context.Context, loc, key, state string, stdout, stderr io.Wri
 		}
 		return exitFailed
 	}
-	rep, err := verify.Audit(ctx, src, v, state)
+	rep, err := verify.AuditWith(ctx, src, v, opts, state)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody audit: %v\n", err)
 		return exitFailed
@@ -73,6 +79,12 @@ func auditLog(ctx context.Context, loc, key, state string, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, ", consistent with the %d leaves of the last audit", rep.PreviousSize)
 	}
 	fmt.Fprintf(stdout, " (%s)\n", rep.Duration.Round(1e6))
+	if rep.ConfigLeaves > 0 {
+		fmt.Fprintf(stdout, "config leaves: %d, chained, the last at index %d; every transaction names one before it\n", rep.ConfigLeaves, rep.LastConfigLeaf)
+	}
+	if opts.Witnesses.Quorum > 0 {
+		fmt.Fprintf(stdout, "checkpoint cosigned by %s (quorum %d)\n", strings.Join(rep.Cosigners, ", "), opts.Witnesses.Quorum)
+	}
 	return exitOK
 }
 
@@ -117,7 +129,7 @@ func auditShards(ctx context.Context, cfgPath, stateDir string, stdout, stderr i
 			state = filepath.Join(stateDir, strings.NewReplacer("/", "_", ":", "_").Replace(s.Origin)+".state")
 		}
 		fmt.Fprintf(stdout, "shard %s (%s)\n", s.Origin, s.URL)
-		if c := auditLog(ctx, strings.TrimRight(s.URL, "/")+"/log", s.VerifierKey, state, stdout, stderr); c > code {
+		if c := auditLog(ctx, strings.TrimRight(s.URL, "/")+"/log", s.VerifierKey, state, verify.Options{}, stdout, stderr); c > code {
 			code = c
 		}
 	}

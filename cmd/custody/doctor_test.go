@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody/doctor"
 	"github.com/custody-gateway/custody/template"
@@ -114,4 +115,32 @@ func TestDoctor(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServePrintsDoctorWarnings: serve starts listening at once and then
+// logs, at WARN, what doctor finds wrong with a real upstream (here one
+// that counts prompts with another chat template), with the fix.
+func TestServePrintsDoctorWarnings(t *testing.T) {
+	dir := t.TempDir()
+	other := templatedUpstream(t, "other-1")
+	s := startServe(t, dir, "--config", writeConfig(t, dir, `
+tenants: [{id: acme, api_keys: [sk-acme]}]
+providers:
+  - {name: p, kind: openai, engine: llamacpp, base_url: "`+other+`/v1", request_id_echo: x-request-id}
+models:
+  - {name: m, context_window: 32768, chat_template: builtin:chatml, routes: [{provider: p, model: other-1}]}
+`))
+	if r, _ := get(t, s.URL+"/healthz", ""); r.StatusCode != 200 {
+		t.Fatalf("healthz %d", r.StatusCode)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for _, l := range strings.Split(s.stderr.String(), "\n") {
+			if strings.Contains(l, `"level":"WARN"`) && strings.Contains(l, `"msg":"doctor: `) && strings.Contains(l, `"check":"accounting"`) && strings.Contains(l, `"fix":"`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no doctor warning in serve's log:\n%s", s.stderr.String())
+		}
+	}
 }

@@ -13,6 +13,10 @@ const (
 	exitOK     = 0 // success: valid, clean, all probes passed
 	exitFailed = 1 // invalid, tampered, failed (reason on stderr)
 	exitUsage  = 2 // the command line is wrong
+	// exitPending is verify's "the signature is valid but the log does
+	// not hold the leaf yet": the promise without the evidence. Retry,
+	// or wait with --wait.
+	exitPending = 3
 )
 
 // stringList is a repeatable string flag.

@@ -1,8 +1,8 @@
 // Command custody is the inference-integrity gateway: `custody serve`
-// runs it; `sim`, `verify`, `audit`, `canary`, `doctor`, `ledger` and
+// runs it; `sim`, `verify`, `audit`, `canary`, `eval`, `doctor`, `ledger` and
 // `version` are its tools.
 // main only calls run, which returns the exit code. Each subcommand is one
-// file (serve.go, sim.go, verify.go, audit.go, canary.go, doctor.go, ledger.go,
+// file (serve.go, sim.go, verify.go, audit.go, canary.go, eval.go, doctor.go, ledger.go,
 // version.go) with
 // its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
 //
@@ -47,13 +47,17 @@ Usage:
                   [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
                   [--prefill-delay DURATION]
         run the reference upstream simulator
-  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] RECEIPT
-        verify one receipt: exit 0 valid, 1 invalid, 2 usage error
-  custody audit   --log URL|DIR [--state FILE] [--key VKEY]
+  custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION]
+                  [--witness-key VKEY]... [--witness-quorum N] [--export FILE] RECEIPT
+  custody verify  --offline --key VKEY [--witness-key VKEY]... [--witness-quorum N] BUNDLE
+        verify one receipt: exit 0 valid, 1 invalid, 2 usage error, 3 not yet integrated
+  custody audit   --log URL|DIR [--state FILE] [--key VKEY] [--witness-key VKEY]... [--witness-quorum N]
   custody audit   --config FILE [--state-dir DIR]
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
   custody canary  [--config FILE] [--route NAME]
         run every canary probe once: exit 1 if any fails
+  custody eval    [--config FILE] [--suite NAME] [--route MODEL/PROVIDER] [--pin]
+        run the evaluation suites once through the pipeline: exit 1 if one is under its threshold
   custody doctor  [--config FILE] [--json]
         check the config against the live upstreams: exit 1 on a problem, with what to change
   custody ledger  check|repair [--data DIR]
@@ -75,6 +79,7 @@ var commands = map[string]command{
 	"verify": runVerify,
 	"audit":  runAudit,
 	"canary": runCanary,
+	"eval":   runEval,
 	"doctor": runDoctor,
 	"ledger": runLedger,
 	"version": func(_ context.Context, args []string, stdout, stderr io.Writer) int {

@@ -9,5 +9,6 @@ package main
 var (
 	runServe  = unixOnly("serve")
 	runCanary = unixOnly("canary")
+	runEval   = unixOnly("eval")
 	runDoctor = unixOnly("doctor")
 )

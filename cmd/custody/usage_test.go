@@ -58,7 +58,7 @@ func TestUsageHelpForEveryCommand(t *testing.T) {
 		})
 	}
 	// A command with flags lists them: the check above is not vacuous.
-	if _, flags, _ := helpFlags(t, "verify", "--help"); !slices.Equal(flags, []string{"key", "log", "request", "response"}) {
+	if _, flags, _ := helpFlags(t, "verify", "--help"); !slices.Equal(flags, []string{"export", "key", "log", "offline", "request", "response", "wait", "witness-key", "witness-quorum"}) {
 		t.Errorf("custody verify --help lists %q", flags)
 	}
 }

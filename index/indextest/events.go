@@ -1,6 +1,8 @@
 package indextest
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ func testEvents(t *testing.T, x index.Index) {
 		{Time: at(1), Type: index.EventFallback, RequestID: "r1", Tenant: "a", Model: "m1", Provider: "backup", Detail: "primary>backup"},
 		{Time: at(2), Type: index.EventViolation, RequestID: "r2", Tenant: "b", Model: "m2", Provider: "p1", Code: custody.CodeModelMismatch, Detail: "m2 not in accept"},
 		{Time: at(2), Type: index.EventPathChange, Model: "m2", Provider: "p1", Detail: "fp_new"},
-		{Time: at(3), Type: index.EventCanary, Provider: "p1", Detail: "needle failed"},
+		{Time: at(3), Type: index.EventCanary, Model: "m2", Provider: "p1", Route: "m2/p1", Detail: "needle failed"},
 	}
 	if err := x.AddEvents(ctx, evs...); err != nil {
 		t.Fatalf("AddEvents: %v", err)
@@ -77,6 +79,11 @@ func testEvents(t *testing.T, x index.Index) {
 		{"type and since", index.EventQuery{Type: index.EventViolation, Since: at(2)}, []string{"m2 not in accept"}},
 		{"type and later since", index.EventQuery{Type: index.EventViolation, Since: at(2).Add(time.Nanosecond)}, nil},
 		{"limit", index.EventQuery{Limit: 2}, []string{"now", "needle failed"}},
+		{"until is exclusive", index.EventQuery{Until: at(2)}, []string{"primary>backup"}},
+		{"model", index.EventQuery{Model: "m2"}, []string{"needle failed", "fp_new", "m2 not in accept"}},
+		{"route", index.EventQuery{Route: "m2/p1"}, []string{"needle failed"}},
+		{"tenant", index.EventQuery{Tenant: "a"}, []string{"primary>backup"}},
+		{"code", index.EventQuery{Code: custody.CodeModelMismatch}, []string{"m2 not in accept"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,5 +95,45 @@ func testEvents(t *testing.T, x index.Index) {
 				t.Errorf("Events(%+v) = %v, want %v", tt.q, got, tt.want)
 			}
 		})
+	}
+}
+
+// testEventPaging: pages of events joined are the whole timeline, newest
+// first, ties in time split between pages; an unknown cursor is
+// ErrNotFound.
+func testEventPaging(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	var evs []index.Event
+	for i := range 23 {
+		evs = append(evs, index.Event{Time: t0.Add(time.Duration(i/3) * time.Second), Type: []string{index.EventCanary, index.EventFallback}[i%2],
+			Detail: fmt.Sprint(i)})
+	}
+	if err := x.AddEvents(ctx, evs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []index.EventQuery{{}, {Type: index.EventFallback}} {
+		all, err := x.Events(ctx, index.EventQuery{Type: q.Type, Limit: index.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paged []index.Event
+		q.Limit = 4
+		for range 20 {
+			page, err := x.Events(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paged = append(paged, page...)
+			if len(page) < 4 {
+				break
+			}
+			q.Before = page[len(page)-1].ID
+		}
+		if len(all) < 11 || !slices.Equal(paged, all) {
+			t.Errorf("type %q: pages joined = %d events, want the %d of one query in the same order", q.Type, len(paged), len(all))
+		}
+	}
+	if _, err := x.Events(ctx, index.EventQuery{Before: 1 << 40}); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("unknown cursor: err = %v, want ErrNotFound", err)
 	}
 }

@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 		{"LimitClamp", testLimitClamp},
 		{"Events", testEvents},
 		{"Stats", testStats},
+		{"Breakdown", testBreakdown},
+		{"EventPaging", testEventPaging},
 		{"ClaimFirstWins", testClaimFirstWins},
 		{"ClaimExpiry", testClaimExpiry},
 		{"ClaimConcurrent", testClaimConcurrent},

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // addEventsSQL inserts in argument order, so ids follow it.
-const addEventsSQL = `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, code, detail)
-SELECT t, typ, rid, ten, mod, prov, code, det
-FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-	WITH ORDINALITY AS u(t, typ, rid, ten, mod, prov, code, det, ord)
+const addEventsSQL = `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, route, code, detail)
+SELECT t, typ, rid, ten, mod, prov, rt, code, det
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+	WITH ORDINALITY AS u(t, typ, rid, ten, mod, prov, rt, code, det, ord)
 ORDER BY ord`
 
 // AddEvents appends evs in one statement.
@@ -23,7 +22,7 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 	}
 	n := len(evs)
 	t := make([]int64, n)
-	cols := make([][]string, 7)
+	cols := make([][]string, 8)
 	for j := range cols {
 		cols[j] = make([]string, n)
 	}
@@ -37,23 +36,12 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 		if e.Time.IsZero() {
 			t[i] = now.UnixNano()
 		}
-		for j, s := range []string{e.Type, e.RequestID, e.Tenant, e.Model, e.Provider, string(e.Code), e.Detail} {
+		for j, s := range []string{e.Type, e.RequestID, e.Tenant, e.Model, e.Provider, e.Route, string(e.Code), e.Detail} {
 			cols[j][i] = index.Column(s)
 		}
 	}
-	if _, err := x.pool.Exec(ctx, addEventsSQL, t, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]); err != nil {
+	if _, err := x.pool.Exec(ctx, addEventsSQL, t, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7]); err != nil {
 		return fmt.Errorf("index: add events: %w", err)
 	}
 	return nil
-}
-
-// Events returns the events matching q, newest first.
-func (x *Index) Events(ctx context.Context, q index.EventQuery) ([]index.Event, error) {
-	text, args := sqlq.Events(&q)
-	rows, err := x.pool.Query(ctx, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: events: %w", err)
-	}
-	defer rows.Close()
-	return sqlq.Collect(rows, "events", sqlq.ScanEvent)
 }

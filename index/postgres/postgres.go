@@ -24,6 +24,7 @@ import (
 
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/internal/prune"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 var _ index.Index = (*Index)(nil)
@@ -31,6 +32,8 @@ var _ index.Index = (*Index)(nil)
 // Index is an index.Index in a postgres database (the tables live in the
 // connection's search_path).
 type Index struct {
+	sqlq.Store // over pool; the claims over claims
+
 	pool   *pgxpool.Pool
 	claims *pgxpool.Pool // synchronous_commit=off: see ClaimResponse
 
@@ -61,7 +64,9 @@ func Open(ctx context.Context, dsn string) (*Index, error) {
 		pool.Close()
 		return nil, fmt.Errorf("index: postgres: %w", err)
 	}
-	return &Index{pool: pool, claims: claims}, nil
+	x := &Index{pool: pool, claims: claims}
+	x.Store = sqlq.Store{Q: querier{pool: pool, claims: claims}, Dialect: dialect, Pruner: &x.pruner}
+	return x, nil
 }
 
 type dsnError struct{}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // A Put is three set-based statements, whatever the batch size, sent as
@@ -42,10 +40,8 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
-			return err
-		}
+	if err := index.Validate(recs); err != nil {
+		return err
 	}
 	recs = winners(recs)
 	n := len(recs)
@@ -103,52 +99,4 @@ func winners(recs []index.Record) []index.Record {
 		out = append(out, r)
 	}
 	return out
-}
-
-// Get returns the record of requestID.
-func (x *Index) Get(ctx context.Context, requestID string) (index.Record, error) {
-	var (
-		data, shard string
-		leaf        int64
-	)
-	err := x.pool.QueryRow(ctx, `SELECT data, shard, leaf_index FROM records WHERE request_id = $1`, requestID).Scan(&data, &shard, &leaf)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return index.Record{}, fmt.Errorf("index: request %q: %w", requestID, index.ErrNotFound)
-	}
-	if err != nil {
-		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
-	}
-	return index.DecodeRecord([]byte(data), shard, leaf)
-}
-
-// Search returns the records matching q, newest first.
-func (x *Index) Search(ctx context.Context, q index.Query) ([]index.Record, error) {
-	var cur *sqlq.Cursor
-	if q.Before != "" {
-		c := sqlq.Cursor{RequestID: q.Before}
-		err := x.pool.QueryRow(ctx, sqlq.CursorSQL, q.Before).Scan(&c.TimeNS)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("index: search: cursor %q: %w", q.Before, index.ErrNotFound)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		cur = &c
-	}
-	text, args := sqlq.Search(&q, cur)
-	rows, err := x.pool.Query(ctx, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	defer rows.Close()
-	return sqlq.Collect(rows, "search", sqlq.ScanRecord)
-}
-
-// MaxLeafIndex returns the greatest leaf index stored for shard, or -1.
-func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
-	var n int64
-	if err := x.pool.QueryRow(ctx, `SELECT COALESCE(MAX(leaf_index), -1) FROM records WHERE shard = $1`, shard).Scan(&n); err != nil {
-		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
-	}
-	return n, nil
 }

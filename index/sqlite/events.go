@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // AddEvents appends evs in one transaction.
@@ -14,17 +13,15 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	for i := range evs {
-		if err := evs[i].Validate(); err != nil {
-			return err
-		}
+	if err := index.Validate(evs); err != nil {
+		return err
 	}
 	tx, err := x.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("index: add events: %w", err)
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, code, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO events (time_ns, type, request_id, tenant, model, provider, route, code, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`)
 	if err != nil {
 		return fmt.Errorf("index: add events: %w", err)
 	}
@@ -35,7 +32,7 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 			e.Time = now
 		}
 		if _, err := st.ExecContext(ctx, e.Time.UnixNano(), index.Column(e.Type), index.Column(e.RequestID), index.Column(e.Tenant),
-			index.Column(e.Model), index.Column(e.Provider), index.Column(string(e.Code)), index.Column(e.Detail)); err != nil {
+			index.Column(e.Model), index.Column(e.Provider), index.Column(e.Route), index.Column(string(e.Code)), index.Column(e.Detail)); err != nil {
 			return fmt.Errorf("index: add events: %w", err)
 		}
 	}
@@ -43,15 +40,4 @@ func (x *Index) AddEvents(ctx context.Context, evs ...index.Event) error {
 		return fmt.Errorf("index: add events: %w", err)
 	}
 	return nil
-}
-
-// Events returns the events matching q, newest first.
-func (x *Index) Events(ctx context.Context, q index.EventQuery) ([]index.Event, error) {
-	text, args := sqlq.Events(&q)
-	rows, err := x.r.QueryContext(ctx, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: events: %w", err)
-	}
-	defer rows.Close()
-	return sqlq.Collect(rows, "events", sqlq.ScanEvent)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/custody-gateway/custody/index"
 )
 
-// TestUpgradeToLeanWrites: a file of schema version 1 opens at version 2
+// TestUpgradeToLeanWrites: a file of schema version 1 opens at version 3
 // with its records intact, without the provider index the write path no
 // longer pays for, and still found by provider (through the time index).
 func TestUpgradeToLeanWrites(t *testing.T) {
@@ -35,8 +35,8 @@ func TestUpgradeToLeanWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var version int
-	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 2 {
-		t.Fatalf("schema version %d (%v), want 2", version, err)
+	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 3 {
+		t.Fatalf("schema version %d (%v), want 3", version, err)
 	}
 	var n int
 	if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'records_provider'`).Scan(&n); err != nil || n != 0 {

@@ -4,8 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/custody-gateway/custody/index"
 )
@@ -50,3 +54,26 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+// migrateBusy migrates, retrying while another connection holds the file
+// as it switches a new file to WAL: SQLite answers SQLITE_BUSY then
+// without waiting for busy_timeout. Two replicas opening one new file at
+// once both start. It gives up after busyRetry.
+func migrateBusy(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(busyRetry)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := migrate(ctx, db)
+		var e *sqlite.Error
+		if err == nil || !errors.As(err, &e) || e.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// busyRetry bounds migrateBusy, as busy_timeout bounds every other wait.
+const busyRetry = 10 * time.Second

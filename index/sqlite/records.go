@@ -3,12 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // upsertHead and upsertTail frame a multi-row upsert that replaces a
@@ -110,10 +108,8 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	for i := range recs {
-		if err := recs[i].Validate(); err != nil {
-			return err
-		}
+	if err := index.Validate(recs); err != nil {
+		return err
 	}
 	tx, err := x.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -202,53 +198,4 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record)
 		return fmt.Errorf("index: put: %w", err)
 	}
 	return nil
-}
-
-// Get returns the record of requestID.
-func (x *Index) Get(ctx context.Context, requestID string) (index.Record, error) {
-	var (
-		data  string
-		shard string
-		leaf  int64
-	)
-	err := x.r.QueryRowContext(ctx, `SELECT data, shard, leaf_index FROM records WHERE request_id = $1`, requestID).Scan(&data, &shard, &leaf)
-	if errors.Is(err, sql.ErrNoRows) {
-		return index.Record{}, fmt.Errorf("index: request %q: %w", requestID, index.ErrNotFound)
-	}
-	if err != nil {
-		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
-	}
-	return index.DecodeRecord([]byte(data), shard, leaf)
-}
-
-// Search returns the records matching q, newest first.
-func (x *Index) Search(ctx context.Context, q index.Query) ([]index.Record, error) {
-	var cur *sqlq.Cursor
-	if q.Before != "" {
-		c := sqlq.Cursor{RequestID: q.Before}
-		err := x.r.QueryRowContext(ctx, sqlq.CursorSQL, q.Before).Scan(&c.TimeNS)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("index: search: cursor %q: %w", q.Before, index.ErrNotFound)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
-		}
-		cur = &c
-	}
-	text, args := sqlq.Search(&q, cur)
-	rows, err := x.r.QueryContext(ctx, text, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: search: %w", err)
-	}
-	defer rows.Close()
-	return sqlq.Collect(rows, "search", sqlq.ScanRecord)
-}
-
-// MaxLeafIndex returns the greatest leaf index stored for shard, or -1.
-func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
-	var n int64
-	if err := x.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(leaf_index), -1) FROM records WHERE shard = $1`, shard).Scan(&n); err != nil {
-		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
-	}
-	return n, nil
 }

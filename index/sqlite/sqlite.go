@@ -20,6 +20,7 @@ import (
 
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/internal/prune"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 var _ index.Index = (*Index)(nil)
@@ -29,6 +30,8 @@ const readers = 4
 
 // Index is an index.Index in a SQLite file.
 type Index struct {
+	sqlq.Store // reads on r; writes, and the claims, on w
+
 	w *sql.DB // the one writer connection
 	r *sql.DB // read-only pool
 
@@ -61,7 +64,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	x := &Index{w: w}
-	if err := migrate(ctx, w); err != nil {
+	if err := migrateBusy(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
@@ -86,7 +89,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&x.claim, claimSQL},
+		{&x.claim, sqlq.ClaimSQL},
 	} {
 		st, err := x.w.PrepareContext(ctx, s.sql)
 		if err != nil {
@@ -94,6 +97,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		}
 		*s.dst = st
 	}
+	x.Store = sqlq.Store{Q: db{r: x.r, w: x.w, prepared: map[string]*sql.Stmt{sqlq.ClaimSQL: x.claim}}, Dialect: dialect, Pruner: &x.pruner}
 	return x.preparePut(ctx)
 }
 

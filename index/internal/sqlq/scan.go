@@ -19,7 +19,7 @@ type Rows interface {
 
 // Collect scans every row of rows with scan; what names the operation in
 // errors.
-func Collect[T any](rows Rows, what string, scan func(Rows) (T, error)) ([]T, error) {
+func Collect[T any](rows Rows, what string, scan func(Row) (T, error)) ([]T, error) {
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
@@ -34,8 +34,8 @@ func Collect[T any](rows Rows, what string, scan func(Rows) (T, error)) ([]T, er
 	return out, nil
 }
 
-// ScanRecord scans the columns data, shard, leaf_index of SearchSQL.
-func ScanRecord(r Rows) (index.Record, error) {
+// ScanRecord scans the columns data, shard, leaf_index (RecordColumns).
+func ScanRecord(r Row) (index.Record, error) {
 	var (
 		data, shard string
 		leaf        int64
@@ -47,13 +47,13 @@ func ScanRecord(r Rows) (index.Record, error) {
 }
 
 // ScanEvent scans the columns of Events.
-func ScanEvent(r Rows) (index.Event, error) {
+func ScanEvent(r Row) (index.Event, error) {
 	var (
 		e    index.Event
 		t    int64
 		code string
 	)
-	if err := r.Scan(&e.ID, &t, &e.Type, &e.RequestID, &e.Tenant, &e.Model, &e.Provider, &code, &e.Detail); err != nil {
+	if err := r.Scan(&e.ID, &t, &e.Type, &e.RequestID, &e.Tenant, &e.Model, &e.Provider, &e.Route, &code, &e.Detail); err != nil {
 		return e, err
 	}
 	e.Time, e.Code = time.Unix(0, t).UTC(), custody.Code(code)
@@ -61,21 +61,34 @@ func ScanEvent(r Rows) (index.Event, error) {
 }
 
 // ScanShard scans the columns of ShardsSQL.
-func ScanShard(r Rows) (index.Shard, error) {
+func ScanShard(r Row) (index.Shard, error) {
 	var s index.Shard
 	err := r.Scan(&s.Origin, &s.URL, &s.VerifierKey)
 	return s, err
 }
 
 // ScanStats scans the columns of the backends' stats queries.
-func ScanStats(r Rows) (index.StatsRow, error) {
+func ScanStats(r Row) (index.StatsRow, error) {
 	var (
-		s       index.StatsRow
-		verdict string
+		s             index.StatsRow
+		verdict, code string
 	)
-	if err := r.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &s.Fallback, &s.Count); err != nil {
+	if err := r.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &code, &s.Fallback, &s.Canary, &s.Count); err != nil {
 		return s, err
 	}
-	s.Verdict = custody.Verdict(verdict)
+	s.Verdict, s.Code = custody.Verdict(verdict), custody.Code(code)
 	return s, nil
+}
+
+// ScanBreakdown scans the columns of BreakdownSQL.
+func ScanBreakdown(r Row) (index.BreakdownRow, error) {
+	var (
+		b       index.BreakdownRow
+		verdict string
+	)
+	if err := r.Scan(&b.Key, &verdict, &b.Canary, &b.Count); err != nil {
+		return b, err
+	}
+	b.Verdict = custody.Verdict(verdict)
+	return b, nil
 }

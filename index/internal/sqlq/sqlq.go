@@ -32,11 +32,11 @@ func (b *builder) arg(v any) string {
 	return "$" + strconv.Itoa(len(b.args))
 }
 
-// Search builds the query of q; cursor is nil unless q.Before is set.
+// SearchSQL builds the query of q; cursor is nil unless q.Before is set.
 // Records are ordered newest first by (time_ns, request_id); with a Code
 // or a Model, the time and order come from record_terms, whose (term,
 // time_ns, request_id) key then drives the query without a sort.
-func Search(q *index.Query, cursor *Cursor) (string, []any) {
+func SearchSQL(q *index.Query, cursor *Cursor) (string, []any) {
 	b := &builder{}
 	var s strings.Builder
 	s.WriteString("SELECT " + RecordColumns + " FROM records r")
@@ -81,24 +81,68 @@ func Search(q *index.Query, cursor *Cursor) (string, []any) {
 }
 
 // EventColumns are the columns Events selects, in Event field order.
-const EventColumns = "id, time_ns, type, request_id, tenant, model, provider, code, detail"
+const EventColumns = "id, time_ns, type, request_id, tenant, model, provider, route, code, detail"
 
-// Events builds the query of q, newest first.
-func Events(q *index.EventQuery) (string, []any) {
+// EventsSQL builds the query of q, newest first by (time_ns, id); cursor
+// is the time of the event q.Before names, nil without one.
+func EventsSQL(q *index.EventQuery, cursor *int64) (string, []any) {
 	b := &builder{}
 	var s strings.Builder
 	s.WriteString("SELECT " + EventColumns + " FROM events")
-	if q.Type != "" {
-		b.where = append(b.where, "type = "+b.arg(index.Column(q.Type)))
+	for _, f := range []struct{ col, v string }{
+		{"type", q.Type}, {"model", q.Model}, {"tenant", q.Tenant}, {"route", q.Route}, {"code", string(q.Code)},
+	} {
+		if f.v != "" {
+			b.where = append(b.where, f.col+" = "+b.arg(index.Column(f.v)))
+		}
 	}
 	if !q.Since.IsZero() {
 		b.where = append(b.where, "time_ns >= "+b.arg(q.Since.UnixNano()))
+	}
+	if !q.Until.IsZero() {
+		b.where = append(b.where, "time_ns < "+b.arg(q.Until.UnixNano()))
+	}
+	if cursor != nil {
+		ts, id := b.arg(*cursor), b.arg(q.Before)
+		b.where = append(b.where, "(time_ns < "+ts+" OR (time_ns = "+ts+" AND id < "+id+"))")
 	}
 	if len(b.where) > 0 {
 		s.WriteString(" WHERE " + strings.Join(b.where, " AND "))
 	}
 	s.WriteString(" ORDER BY time_ns DESC, id DESC LIMIT " + b.arg(q.PageSize()))
 	return s.String(), b.args
+}
+
+// StatsSQL groups the records of [$1, $2) by bucket ($3 wide) and the
+// fields of index.StatsRow; route, fallback chain, status and canary live
+// only in the transaction's JSON, which d reads.
+func StatsSQL(d Dialect) string {
+	return `SELECT CAST((time_ns - $1) / $3 AS INTEGER) AS bucket, requested_model, ` + d.Route + ` AS route, provider,
+	response_model, verdict, code, ` + d.Fallback + ` AS fallback, ` + d.Canary + ` AS canary, COUNT(*)
+FROM records WHERE time_ns >= $1 AND time_ns < $2
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`
+}
+
+// BreakdownSQL groups the records of [$1, $2) by the key of by, verdict
+// and canary. A code breakdown reads record_terms, so that a record is
+// counted under each of its codes and a record without one not at all.
+func BreakdownSQL(d Dialect, by string) string {
+	from, key, t := "records", "", "time_ns"
+	switch by {
+	case index.ByTenant:
+		key = "tenant"
+	case index.ByModel:
+		key = "requested_model"
+	case index.ByRoute:
+		key = "requested_model || '/' || provider"
+	case index.ByCode:
+		from = "record_terms c JOIN records r ON r.request_id = c.request_id AND c.term >= 'code:' AND c.term < 'code;'"
+		key, t = "SUBSTR(c.term, 6)", "c.time_ns"
+	}
+	return `SELECT ` + key + ` AS k, verdict, ` + d.Canary + ` AS canary, COUNT(*)
+FROM ` + from + ` WHERE ` + t + ` >= $1 AND ` + t + ` < $2
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
 }
 
 // ClaimSQL takes $1 key, $2 request id, $3 expiry and $4 now (Unix ns).

@@ -31,7 +31,7 @@ func TestPlaceholders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text, args := Search(&tt.q, tt.cursor)
+			text, args := SearchSQL(&tt.q, tt.cursor)
 			for _, w := range tt.want {
 				if !strings.Contains(text, w) {
 					t.Errorf("SQL lacks %q:\n%s", w, text)
@@ -40,8 +40,15 @@ func TestPlaceholders(t *testing.T) {
 			checkArgs(t, text, args)
 		})
 	}
-	text, args := Events(&index.EventQuery{Type: "canary", Since: now})
-	checkArgs(t, text, args)
+	cur := int64(5)
+	for _, eq := range []index.EventQuery{{}, {Type: "canary", Since: now}, {Type: "canary", Model: "m", Tenant: "t", Route: "m/p", Code: "c", Since: now, Until: now, Before: 9}} {
+		c := &cur
+		if eq.Before == 0 {
+			c = nil
+		}
+		text, args := EventsSQL(&eq, c)
+		checkArgs(t, text, args)
+	}
 }
 
 func checkArgs(t *testing.T, text string, args []any) {

@@ -1,0 +1,61 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/custody-gateway/custody"
+)
+
+// ErrorType is the Anthropic error type of an HTTP status.
+func ErrorType(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529, http.StatusServiceUnavailable:
+		return "overloaded_error"
+	}
+	if status >= 400 && status < 500 {
+		return "invalid_request_error"
+	}
+	return "api_error"
+}
+
+type errorEnvelope struct {
+	Type  string      `json:"type"`
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// ErrorBody is the Anthropic error shape of a custody error:
+// {"type":"error","error":{"type":...,"message":"<code>: ..."}}. The
+// message starts with custody's code, the one name of the outcome, and
+// names the param when there is one.
+func ErrorBody(e *custody.Error) []byte {
+	msg := string(e.Code) + ": " + e.Message
+	if e.Param != "" {
+		msg += " (param: " + e.Param + ")"
+	}
+	b, _ := json.Marshal(errorEnvelope{"error", errorObject{ErrorType(e.Status()), msg}})
+	return b
+}
+
+// ErrorEvent is a custody error as the Messages stream event that ends a
+// stream already started.
+func ErrorEvent(e *custody.Error) []byte {
+	return AppendEvent(nil, "error", json.RawMessage(ErrorBody(e)))
+}

@@ -1,0 +1,111 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/custody-gateway/custody"
+)
+
+// chatCompletion is what translation reads from a chat completion or
+// one chunk.
+type chatCompletion struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index        int      `json:"index"`
+		FinishReason *string  `json:"finish_reason"`
+		Message      *chatOut `json:"message"`
+		Delta        *chatOut `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type chatOut struct {
+	Content   *string `json:"content"`
+	ToolCalls []struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+func (c *chatCompletion) usage() Usage {
+	if c.Usage == nil {
+		return Usage{}
+	}
+	u := Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+	if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		cached := min(d.CachedTokens, c.Usage.PromptTokens)
+		u.InputTokens -= cached
+		u.CacheReadInputTokens = &cached
+	}
+	return u
+}
+
+// notTranslatable is an upstream answer that has no Messages form.
+func notTranslatable(format string, args ...any) error {
+	return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's chat completion cannot be translated: "+format, args...)
+}
+
+// FromChat translates a chat completion (which custody's chat checks
+// have already accepted) to a Messages response: the text and each tool
+// call (arguments parsed into input) as content blocks in order, the
+// stop_reason of its finish_reason, usage with the cached prefix moved
+// out of input_tokens into cache_read_input_tokens.
+func FromChat(body []byte) ([]byte, error) {
+	var c chatCompletion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, notTranslatable("not a chat completion")
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return nil, notTranslatable("an error body")
+	}
+	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
+		return nil, notTranslatable("%d choices", len(c.Choices))
+	}
+	ch := c.Choices[0]
+	finish := ""
+	if ch.FinishReason != nil {
+		finish = *ch.FinishReason
+	}
+	stop := StopReasonOf(finish)
+	if stop == "" {
+		return nil, notTranslatable("finish_reason %q", finish)
+	}
+	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
+		Content: []OutBlock{}, StopReason: &stop, Usage: c.usage()}
+	if t := ch.Message.Content; t != nil && *t != "" {
+		m.Content = append(m.Content, OutBlock{Type: "text", Text: t})
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		input, err := toolInput(tc.Function.Arguments)
+		if err != nil {
+			return nil, notTranslatable("tool call %d: %s", i, err)
+		}
+		m.Content = append(m.Content, OutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
+	}
+	return json.Marshal(m)
+}
+
+// toolInput parses a tool call's arguments: a JSON object ("" is {}).
+func toolInput(args string) (json.RawMessage, error) {
+	if args == "" {
+		return json.RawMessage("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("arguments are not a JSON object")
+	}
+	return compact(json.RawMessage(args)), nil
+}

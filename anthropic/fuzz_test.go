@@ -1,0 +1,94 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/custody-gateway/custody"
+)
+
+// seeds are the bodies of testdata/requests: valid requests and
+// near-misses, one a file.
+func seeds(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
+	if len(files) == 0 {
+		f.Fatalf("no seeds in testdata/%s", dir)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// FuzzParseRequest: any body is parsed or refused with invalid_request,
+// never a panic; what parses translates to valid chat JSON or is refused
+// with a param named.
+func FuzzParseRequest(f *testing.F) {
+	seeds(f, "requests")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseRequest(body)
+		if err != nil {
+			var e *custody.Error
+			if !errors.As(err, &e) || e.Code != custody.CodeInvalidRequest {
+				t.Fatalf("error %v is not invalid_request", err)
+			}
+			return
+		}
+		out, err := r.ToChat()
+		if err != nil {
+			var e *custody.Error
+			if !errors.As(err, &e) || e.Code != custody.CodeInvalidRequest || e.Param == "" {
+				t.Fatalf("translation error %v names no param", err)
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("translation is not JSON: %s", out)
+		}
+		if _, err := ParseCountTokens(body); err != nil && !r.Stream {
+			t.Fatalf("a request parses but its count_tokens does not: %v", err)
+		}
+	})
+}
+
+// FuzzStream: any sequence of upstream events (split on newlines) is
+// validated without a panic; any chat chunks translate or fail cleanly.
+func FuzzStream(f *testing.F) {
+	seeds(f, "streams")
+	f.Fuzz(func(t *testing.T, transcript []byte) {
+		var v StreamValidator
+		var tr StreamTranslator
+		for _, line := range splitLines(transcript) {
+			_ = v.Event(line)
+			_, _ = tr.Chunk(line)
+			if r, err := ParseResponse(line); err == nil {
+				_ = r.Failure()
+			}
+			_, _ = FromChat(line)
+		}
+		_ = v.End()
+		_, _ = tr.End()
+	})
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		out = append(out, b[:i])
+		if i == len(b) {
+			break
+		}
+		b = b[i+1:]
+	}
+	return out
+}

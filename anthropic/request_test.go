@@ -1,0 +1,172 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/custody-gateway/custody"
+)
+
+func paramOf(t *testing.T, err error) (custody.Code, string) {
+	t.Helper()
+	var e *custody.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v is not a *custody.Error", err)
+	}
+	return e.Code, e.Param
+}
+
+func TestParseRequestRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, body, param string }{
+		{"not json", `{"model":`, ""},
+		{"not an object", `[1]`, ""},
+		{"bad utf8", "{\"model\":\"\xff\"}", ""},
+		{"no model", `{"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "model"},
+		{"no max_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "max_tokens"},
+		{"no messages", `{"model":"m","max_tokens":5}`, "messages"},
+		{"empty messages", `{"model":"m","max_tokens":5,"messages":[]}`, "messages"},
+		{"bad role", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"hi"}]}`, "messages[0].role"},
+		{"duplicate model", `{"model":"m","model":"n","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"case variant", `{"model":"m","Model":"n","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"escaped key", `{"mod\u0065l":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"duplicate role", `{"model":"m","max_tokens":5,"messages":[{"role":"user","role":"assistant","content":"hi"}]}`, ""},
+		{"duplicate block text", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}`, ""},
+		{"tool_use without input", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f"}]}]}`, "messages[0].content[0].input"},
+		{"block without type", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"text":"a"}]}]}`, "messages[0].content[0].type"},
+		{"bad tool_choice", `{"model":"m","max_tokens":5,"tool_choice":{"type":"sometimes"},"messages":[{"role":"user","content":"hi"}]}`, "tool_choice.type"},
+		{"stream of wrong type", `{"model":"m","max_tokens":5,"stream":"yes","messages":[{"role":"user","content":"hi"}]}`, "stream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseRequest([]byte(tc.body))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			code, param := paramOf(t, err)
+			if code != custody.CodeInvalidRequest || param != tc.param {
+				t.Errorf("code %s param %q, want invalid_request %q (%v)", code, param, tc.param, err)
+			}
+		})
+	}
+}
+
+func TestParseCountTokens(t *testing.T) {
+	r, err := ParseCountTokens([]byte(`{"model":"m","system":"be brief","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "m" || len(r.System) != 1 || r.System[0].Text != "be brief" {
+		t.Errorf("parsed %+v", r)
+	}
+	if _, err := ParseCountTokens([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)); err == nil {
+		t.Error("a streamed count_tokens was accepted")
+	}
+}
+
+// chatOf translates body and decodes the chat request it gives.
+func chatOf(t *testing.T, body string) map[string]any {
+	t.Helper()
+	r, err := ParseRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.ToChat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestToChat(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"text", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":"hi"}]}`,
+			`{"max_tokens":7,"messages":[{"content":"hi","role":"user"}],"model":"m"}`},
+		{"system string and blocks, sampling, stop, user",
+			`{"model":"m","max_tokens":7,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b"}],
+			  "temperature":0.5,"top_p":0.9,"top_k":4,"stop_sequences":["END"],"metadata":{"user_id":"u1"},
+			  "messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]}]}`,
+			`{"max_tokens":7,"messages":[{"content":"a\nb","role":"system"},{"content":[{"text":"x","type":"text"},{"text":"y","type":"text"}],"role":"user"}],
+			  "model":"m","stop":["END"],"temperature":0.5,"top_k":4,"top_p":0.9,"user":"u1"}`},
+		{"tools with a tool_result round trip",
+			`{"model":"m","max_tokens":7,"stream":true,
+			  "tools":[{"name":"get_weather","description":"d","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}],
+			  "tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true},
+			  "messages":[{"role":"user","content":"weather?"},
+			   {"role":"assistant","content":[{"type":"text","text":"Let me look."},{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city": "Paris"}}]},
+			   {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny"},{"type":"text","text":"and tomorrow?"}]}]}`,
+			`{"max_tokens":7,"model":"m","stream":true,"stream_options":{"include_usage":true},"parallel_tool_calls":false,
+			  "tool_choice":{"function":{"name":"get_weather"},"type":"function"},
+			  "tools":[{"function":{"description":"d","name":"get_weather","parameters":{"properties":{"city":{"type":"string"}},"type":"object"}},"type":"function"}],
+			  "messages":[{"content":"weather?","role":"user"},
+			   {"content":"Let me look.","role":"assistant","tool_calls":[{"function":{"arguments":"{\"city\":\"Paris\"}","name":"get_weather"},"id":"toolu_1","type":"function"}]},
+			   {"content":"sunny","role":"tool","tool_call_id":"toolu_1"},
+			   {"content":"and tomorrow?","role":"user"}]}`},
+		{"tool_result blocks only, any",
+			`{"model":"m","max_tokens":7,"tool_choice":{"type":"any"},"tools":[{"name":"f"}],"messages":[
+			   {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":{}},{"type":"tool_use","id":"b","name":"f","input":{"x":1}}]},
+			   {"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"text","text":"1"},{"type":"text","text":"2"}]},{"type":"tool_result","tool_use_id":"b"}]}]}`,
+			`{"max_tokens":7,"model":"m","tool_choice":"required",
+			  "tools":[{"function":{"name":"f","parameters":{"properties":{},"type":"object"}},"type":"function"}],
+			  "messages":[{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"f"},"id":"a","type":"function"},{"function":{"arguments":"{\"x\":1}","name":"f"},"id":"b","type":"function"}]},
+			   {"content":"1\n2","role":"tool","tool_call_id":"a"},{"content":"","role":"tool","tool_call_id":"b"}]}`},
+		{"image",
+			`{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},{"type":"text","text":"what?"}]}]}`,
+			`{"max_tokens":7,"model":"m","messages":[{"content":[{"image_url":{"url":"data:image/png;base64,AAAA"},"type":"image_url"},{"text":"what?","type":"text"}],"role":"user"}]}`},
+		{"thinking disabled, tool_choice none",
+			`{"model":"m","max_tokens":7,"thinking":{"type":"disabled"},"tool_choice":{"type":"none"},"messages":[{"role":"user","content":"hi"}]}`,
+			`{"max_tokens":7,"model":"m","tool_choice":"none","messages":[{"content":"hi","role":"user"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := chatOf(t, tc.body)
+			var want map[string]any
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Errorf("got  %s\nwant %s", g, w)
+			}
+		})
+	}
+}
+
+func TestToChatRefusesWhatItCannotCarry(t *testing.T) {
+	msg := `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct{ name, body, param string }{
+		{"thinking", `{"model":"m","max_tokens":7,"thinking":{"type":"enabled","budget_tokens":1024},` + msg + `}`, "thinking"},
+		{"unknown top-level member", `{"model":"m","max_tokens":7,"service_tier":"auto",` + msg + `}`, "service_tier"},
+		{"server tool", `{"model":"m","max_tokens":7,"tools":[{"type":"web_search_20250305","name":"web_search"}],` + msg + `}`, "tools[0].type"},
+		{"thinking block", `{"model":"m","max_tokens":7,"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":"s"}]}]}`, "messages[0].content[0].signature"},
+		{"document block", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}`, "messages[0].content[0].type"},
+		{"tool error", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"boom"}]}]}`, "messages[0].content[0].is_error"},
+		{"citations", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"text","text":"x","citations":[]}]}]}`, "messages[0].content[0].citations"},
+		{"image in tool_result", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}]}`, "messages[0].content[0].content[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseRequest([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.ToChat()
+			if err == nil {
+				t.Fatal("translated")
+			}
+			code, param := paramOf(t, err)
+			if code != custody.CodeInvalidRequest || param != tc.param {
+				t.Errorf("code %s param %q, want invalid_request %q", code, param, tc.param)
+			}
+			if !strings.Contains(err.Error(), tc.param) {
+				t.Errorf("message %q does not name %s", err, tc.param)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/internal/strict"
+)
+
+// Response is what custody checks in a Messages response from a
+// Messages upstream.
+type Response struct {
+	Type       string  `json:"type"`
+	ID         string  `json:"id"`
+	Model      string  `json:"model"`
+	Role       string  `json:"role"`
+	StopReason *string `json:"stop_reason"`
+	Usage      *Usage  `json:"usage"`
+	Content    []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// responseMembers are the members of a response (or a stream event)
+// custody checks.
+var responseMembers = func() strict.Members {
+	usage := strict.Members{"input_tokens": nil, "output_tokens": nil, "cache_read_input_tokens": nil,
+		"cache_creation_input_tokens": nil}
+	message := strict.Members{"type": nil, "id": nil, "model": nil, "role": nil, "stop_reason": nil,
+		"usage": usage, "content": {"type": nil, "text": nil}, "error": {"type": nil, "message": nil}}
+	event := strict.Members{"type": nil, "index": nil, "message": message, "usage": usage,
+		"delta": {"type": nil, "text": nil, "stop_reason": nil}, "content_block": {"type": nil},
+		"error": {"type": nil, "message": nil}}
+	for k, v := range message {
+		if _, ok := event[k]; !ok {
+			event[k] = v
+		}
+	}
+	return event
+}()
+
+// ParseResponse decodes a Messages response body. A body that is not a
+// JSON object is upstream_error_as_success; one with an ambiguous checked
+// member is response_ambiguous.
+func ParseResponse(b []byte) (*Response, error) {
+	r := &Response{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's answer is not a Messages response")
+	}
+	if err := strict.Check(b, responseMembers); err != nil {
+		return nil, custody.Errorf(custody.CodeResponseAmbiguous, "upstream body: ambiguous members: %s", err)
+	}
+	return r, nil
+}
+
+// Text is the text of the response's text blocks, concatenated.
+func (r *Response) Text() string {
+	s := ""
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			s += c.Text
+		}
+	}
+	return s
+}
+
+// Failure is the success-shape check: a 200 whose body is an error
+// (type error), is not a message, has no stop_reason or an unknown one,
+// or stopped at max_tokens (or the context window) having written
+// nothing. It returns an upstream_error_as_success error, or nil.
+func (r *Response) Failure() error {
+	switch {
+	case r.Type == "error" || r.Error != nil:
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream answered 200 with an error body")
+	case r.Type != "message":
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's answer is not a message")
+	case r.StopReason == nil:
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's message has no stop_reason")
+	}
+	return stopFailure(*r.StopReason, r.Usage)
+}
+
+func stopFailure(stop string, u *Usage) error {
+	switch stop {
+	case StopEndTurn, StopSequence, StopToolUse, StopPauseTurn, StopRefusal:
+		return nil
+	case StopMaxTokens, StopContextLimit:
+		if u != nil && u.OutputTokens > 0 {
+			return nil
+		}
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream stopped (%s) with no output", stop)
+	}
+	return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's stop_reason is not one of Anthropic's")
+}
+
+// IsAmbiguous reports whether err is a response_ambiguous error.
+func IsAmbiguous(err error) bool {
+	var e *custody.Error
+	return errors.As(err, &e) && e.Code == custody.CodeResponseAmbiguous
+}

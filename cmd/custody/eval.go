@@ -1,0 +1,148 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/eval"
+	"github.com/custody-gateway/custody/gateway"
+	"github.com/custody-gateway/custody/telemetry"
+)
+
+// runEval is `custody eval [--config FILE] [--suite NAME] [--route
+// MODEL/PROVIDER] [--pin]`: the config's suites once through custody's
+// own pipeline, a table, and exit 1 if a run is under its threshold. Like
+// `custody canary`, it runs on throwaway stores (a running serve owns the
+// data dir's ledger) but against the baselines and digest key in the data
+// dir, which --pin writes.
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("eval", stderr)
+	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
+	suite := fs.String("suite", "", "run only this suite (evals[].name)")
+	routeName := fs.String("route", "", "run only on this route (MODEL/PROVIDER, as in the table)")
+	pin := fs.Bool("pin", false, "record each run as its suite's baseline on the route, passing or not")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "eval takes no arguments, got %q", fs.Args())
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "custody: bad configuration:\n%v\n", err)
+		return 1
+	}
+	if len(cfg.Evals) == 0 {
+		fmt.Fprintln(stderr, "custody eval: the config has no evals: nothing to run (see README, Evaluation suites)")
+		return 1
+	}
+	var names []string
+	for _, e := range cfg.Evals {
+		names = append(names, e.Name)
+	}
+	if *suite != "" && !slices.Contains(names, *suite) {
+		return usageError(stderr, "no suite %q (suites: %s)", *suite, strings.Join(names, ", "))
+	}
+	baselines := filepath.Join(cfg.DataDir, "eval")
+	tmp, err := os.MkdirTemp("", "custody-eval-")
+	if err != nil {
+		fmt.Fprintf(stderr, "custody eval: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	cfg.DataDir, cfg.Listen, cfg.Index.Backend = tmp, "127.0.0.1:0", "sqlite"
+	cfg.Canaries.Interval, cfg.Canaries.IgnorePathChanges = 0, true
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := startApp(ctx, cfg, logger, &app{simURLs: map[string]string{}, evalDir: baselines, evalOnDemand: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "custody eval: %v\n", err)
+		return 1
+	}
+	defer a.close()
+	reports, err := a.evalRunner.RunOnce(ctx, eval.RunOptions{Suite: *suite, Route: *routeName, Pin: *pin})
+	if errors.Is(err, eval.ErrNoMatch) {
+		var routes []string
+		for _, r := range a.gw.Load().EvalRoutes() {
+			routes = append(routes, r.Target.Name())
+		}
+		return usageError(stderr, "no suite covers route %q (routes: %s)", *routeName, strings.Join(routes, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "custody eval: %v\n", err)
+		return 1
+	}
+	if err := eval.PrintTable(stdout, reports); err != nil {
+		fmt.Fprintf(stderr, "custody eval: %v\n", err)
+		return 1
+	}
+	if !eval.AllOK(reports) {
+		return 1
+	}
+	return 0
+}
+
+// evals starts the eval runner of a gateway: every suite at once on the
+// routes it covers (no policy that requires a suite uses a route before
+// its first pass), then on each suite's interval, and on path changes.
+// A reload stops the previous runner; the suites and routes it leaves
+// unchanged keep their pass state. custody eval runs on demand only.
+func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
+	suites, err := eval.Suites(cfg.Evals)
+	if err != nil {
+		// A refused reload: the runner in force goes on.
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
+	if a.stopEvals != nil {
+		a.stopEvals()
+		a.stopEvals = nil
+		a.evalRunner.Wait() // its state is final before the new runner takes it over
+	}
+	dir := a.evalDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "eval")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir, Previous: a.evalRunner,
+		OnRun: func(rep eval.Report) string { return a.evalRun(gw, metrics, rep) }})
+	if err != nil {
+		cancel()
+		return fmt.Errorf("evals: %w", err)
+	}
+	gw.SetEvals(r)
+	a.evalRunner = r
+	for _, rep := range r.Last() { // kept across a reload; the metrics are new
+		metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
+	}
+	if !a.evalOnDemand && len(suites) > 0 {
+		go r.Run(ctx)
+	}
+	a.stopEvals = cancel
+	return nil
+}
+
+// evalRun records a run: its ledger leaf (whose event the recorder puts
+// on the timeline), the pass-ratio metric and a log line without case
+// text.
+func (a *app) evalRun(gw *gateway.Gateway, metrics *telemetry.Metrics, rep eval.Report) string {
+	metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := gw.RecordEval(ctx, rep)
+	if err != nil {
+		a.logger.Error("recording an eval run", "suite", rep.Suite, "route", rep.Route, "err", err)
+	}
+	a.logger.Info("eval", "suite", rep.Suite, "route", rep.Route, "ok", rep.OK, "passed", rep.Passed, "total", rep.Total,
+		"trigger", rep.Trigger, "path", rep.Path.String(), "failing", strings.Join(rep.Failing(), ","), "leaf", id)
+	return id
+}

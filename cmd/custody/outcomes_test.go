@@ -1,0 +1,366 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index/postgres/pgtest"
+	"github.com/custody-gateway/custody/verify"
+)
+
+// outcomesConfig serves one model per way of failing.
+const outcomesConfig = `
+admin_keys: [adm-test]
+canaries: {ignore_path_changes: true}
+limits: {max_body_bytes: 65536, max_concurrent_per_tenant: 1}
+tenants:
+  - {id: acme, api_keys: [sk-acme]}
+  - {id: beta, api_keys: [sk-beta]}
+  - {id: strict, api_keys: [sk-strict], policy: deny}
+policies:
+  - {name: deny, fallback: deny}
+providers:
+  - {name: clean, kind: sim, request_id_echo: x-request-id}
+  - {name: truncate, kind: sim, sim: {faults: [truncate]}}
+  - {name: fallback, kind: sim, sim: {faults: [silent-fallback]}}
+  - {name: echo, kind: sim, request_id_echo: x-request-id, sim: {faults: [id-echo-mismatch]}}
+  - {name: dupid, kind: sim, sim: {faults: [duplicate-id]}}
+  - {name: interleave, kind: sim, sim: {faults: [stream-interleave]}}
+  - {name: cut, kind: sim, sim: {faults: [stream-cut]}}
+  - {name: ambiguous, kind: sim, sim: {faults: [ambiguous-model]}}
+  - {name: errbody, kind: sim, sim: {faults: ["error-as-200:error-body"]}}
+  - {name: stale, kind: sim, sim: {faults: [stale-kv]}}
+  - {name: shared, kind: sim, cache_isolation: tenant, sim: {faults: [shared-cache]}}
+  - {name: dead, kind: openai, base_url: "http://127.0.0.1:1/v1", timeout: 2s}
+  - {name: slow, kind: sim, timeout: 300ms, sim: {prefill_delay: 200ms}}
+  - {name: held, kind: sim, timeout: 10s, sim: {prefill_delay: 80ms}}      # per prompt token: about 1.5 s
+  - {name: picky, kind: sim, sim: {models: [sim-1]}}
+models:
+  - {name: m-small, context_window: 64, routes: [{provider: clean}]}
+  - {name: m-clean, context_window: 32768, routes: [{provider: clean}]}
+  - {name: m-truncate, context_window: 32768, routes: [{provider: truncate}]}
+  - {name: m-fallback, context_window: 32768, routes: [{provider: fallback}]}
+  - {name: m-echo, context_window: 32768, routes: [{provider: echo}]}
+  - {name: m-dupid, context_window: 32768, routes: [{provider: dupid}]}
+  - {name: m-interleave, context_window: 32768, routes: [{provider: interleave}]}
+  - {name: m-cut, context_window: 32768, routes: [{provider: cut}]}
+  - {name: m-ambiguous, context_window: 32768, routes: [{provider: ambiguous}]}
+  - {name: m-errbody, context_window: 32768, routes: [{provider: errbody}]}
+  - {name: m-stale, context_window: 32768, routes: [{provider: stale}]}
+  - {name: m-shared, context_window: 32768, routes: [{provider: shared}]}
+  - {name: m-deny, context_window: 32768, routes: [{provider: dead}, {provider: clean}]}
+  - {name: m-dead, context_window: 32768, routes: [{provider: dead}]}
+  - {name: m-slow, context_window: 32768, routes: [{provider: slow}]}
+  - {name: m-held, context_window: 32768, routes: [{provider: held}]}
+  - {name: m-rejected, context_window: 32768, routes: [{provider: picky, model: no-such-model}]}
+`
+
+// answer is what the client saw of one outcome (nothing, for a client
+// that went away).
+type answer struct {
+	status  int
+	body    string
+	checks  string // Custody-Checks, the trailer's for a stream
+	id      string // Custody-Request-Id
+	key     string // the tenant's key, for its receipt
+	flagged bool   // served, flagged: no error body
+}
+
+// TestEveryOutcome drives every code of the outcome table through the
+// real binary and finds the same word in the error body (the stream's
+// error event), Custody-Checks (header, or trailer of a stream) as
+// check=code with the check the table names, the ledger leaf (through the
+// receipt), custody_check_failures_total{code} and docs/checks.md.
+//
+// Where a place cannot hold it, the test says so: unauthorized has no
+// tenant, so no leaf; ledger_unavailable is the ledger failing, so no
+// leaf; client_closed has no client to read a body or a header (its
+// record is found by code in the index); not_found, method_not_allowed
+// and forbidden answer custody's own endpoints, not an exchange (no
+// Custody-Checks, leaf or metric); internal_error is a bug, which no
+// input may cause (TestUsageHelp and the fuzzers look for those), so only
+// its row is checked.
+func TestEveryOutcome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two gateways and drives every code")
+	}
+	doc, err := os.ReadFile("../../docs/checks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[custody.Code]bool{custody.CodeInternal: true}
+	check := func(t *testing.T, s *server, code custody.Code, a answer) {
+		t.Helper()
+		seen[code] = true
+		word, pair := string(code), code.Check()+"="+string(code)
+		if !strings.Contains(string(doc), fmt.Sprintf("| `%s` | `%s` |", code.Check(), code)) {
+			t.Errorf("%s: not in docs/checks.md as %s", code, pair)
+		}
+		if a.status == 0 { // nobody listened
+			return
+		}
+		if !a.flagged && !strings.Contains(a.body, `"code":"`+word+`"`) {
+			t.Errorf("%s: not the body's code: %d %.300s", code, a.status, a.body)
+		}
+		if !a.flagged && a.status != 200 && a.status != code.Status() && code != custody.CodeUpstreamRejected {
+			t.Errorf("%s: status %d, want %d", code, a.status, code.Status())
+		}
+		if !strings.Contains(a.checks, pair) {
+			t.Errorf("%s: Custody-Checks %q lacks %s", code, a.checks, pair)
+		}
+		_, metrics := get(t, s.URL+"/metrics", "")
+		if sumMetric(metrics, `custody_check_failures_total{code="`+word+`"}`) < 1 {
+			t.Errorf("%s: custody_check_failures_total does not count it", code)
+		}
+		if a.id == "" {
+			return // no leaf
+		}
+		leafHas(t, s, a.key, a.id, code)
+	}
+	ask := func(t *testing.T, s *server, key, model, prompt string, stream bool) answer {
+		t.Helper()
+		resp, body := post(t, s.URL+"/v1/chat/completions", key, chatBody(model, prompt, stream))
+		a := answer{status: resp.StatusCode, body: body, checks: resp.Header.Get("Custody-Checks"), id: resp.Header.Get("Custody-Request-Id"), key: key}
+		if stream && resp.StatusCode == 200 {
+			a.checks = resp.Trailer.Get("Custody-Checks")
+		}
+		if resp.Header.Get("Custody-Receipt") == "" {
+			a.id = ""
+		}
+		return a
+	}
+
+	dir := t.TempDir()
+	s := startServe(t, dir, "--config", writeConfig(t, dir, outcomesConfig))
+	hello := func(i int) string { return fmt.Sprintf("acme asks: summarise o%dK7qW2xR5 for the board", i) }
+	warm := func(t *testing.T, model string, stream bool) {
+		ask(t, s, "sk-beta", model, "beta's private note z9Q7vK2pLx9 about the merger with Northwind and its secret terms", stream)
+	}
+
+	cases := []struct {
+		code custody.Code
+		run  func(t *testing.T) answer
+	}{
+		{custody.CodeContextLengthExceeded, func(t *testing.T) answer {
+			return ask(t, s, "sk-acme", "m-small", longPrompt, false)
+		}},
+		{custody.CodeInvalidRequest, func(t *testing.T) answer {
+			resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", `{"model":"m-clean","messages":[{"role":"user","content":1}]}`)
+			return answer{resp.StatusCode, body, resp.Header.Get("Custody-Checks"), resp.Header.Get("Custody-Request-Id"), "sk-acme", false}
+		}},
+		{custody.CodeRequestTooLarge, func(t *testing.T) answer {
+			return ask(t, s, "sk-acme", "m-clean", strings.Repeat("big ", 20000), false)
+		}},
+		{custody.CodeUnauthorized, func(t *testing.T) answer {
+			a := ask(t, s, "sk-nobody", "m-clean", "hi", false)
+			a.id = "" // no tenant: not recorded
+			return a
+		}},
+		{custody.CodeRateLimited, func(t *testing.T) answer {
+			held := make(chan struct{})
+			go func() {
+				defer close(held)
+				post(t, s.URL+"/v1/chat/completions", "sk-beta", chatBody("m-held", "hold the slot", false))
+			}()
+			time.Sleep(500 * time.Millisecond) // beta's one slot is taken
+			a := ask(t, s, "sk-beta", "m-clean", "hi", false)
+			<-held
+			return a
+		}},
+		{custody.CodePromptTokenMismatch, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-truncate", longPrompt, false) }},
+		{custody.CodeModelMismatch, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-fallback", hello(1), true) }},
+		{custody.CodeRequestIDMismatch, func(t *testing.T) answer {
+			warm(t, "m-echo", false)
+			return ask(t, s, "sk-acme", "m-echo", hello(2), false)
+		}},
+		{custody.CodeResponseReplayed, func(t *testing.T) answer {
+			warm(t, "m-dupid", false)
+			return ask(t, s, "sk-acme", "m-dupid", hello(3), false)
+		}},
+		{custody.CodeStreamInconsistent, func(t *testing.T) answer {
+			warm(t, "m-interleave", true)
+			return ask(t, s, "sk-acme", "m-interleave", hello(4), true)
+		}},
+		{custody.CodeStreamTruncated, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-cut", hello(5), true) }},
+		{custody.CodeResponseAmbiguous, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-ambiguous", hello(6), false) }},
+		{custody.CodeUpstreamErrorAsSuccess, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-errbody", hello(7), true) }},
+		{custody.CodeCrossRequestContamination, func(t *testing.T) answer {
+			warm(t, "m-stale", false)
+			return ask(t, s, "sk-acme", "m-stale", hello(8), false)
+		}},
+		{custody.CodeCacheShared, func(t *testing.T) answer {
+			prompt := strings.Repeat("The shared system instructions every tenant of this deployment sends first. ", 30)
+			ask(t, s, "sk-acme", "m-shared", prompt+"Question acme", false)
+			a := ask(t, s, "sk-beta", "m-shared", prompt+"Question beta", false)
+			a.flagged = a.status == 200
+			return a
+		}},
+		{custody.CodeFallbackNotPermitted, func(t *testing.T) answer { return ask(t, s, "sk-strict", "m-deny", hello(9), false) }},
+		{custody.CodeUpstreamUnavailable, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-dead", hello(10), false) }},
+		{custody.CodeUpstreamTimeout, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-slow", hello(11), false) }},
+		{custody.CodeUpstreamRejected, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-rejected", hello(12), false) }},
+		{custody.CodeClientClosed, func(t *testing.T) answer {
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/v1/chat/completions", strings.NewReader(chatBody("m-held", "a client that gives up", false)))
+			req.Header.Set("Authorization", "Bearer sk-acme")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("the request was answered: %d", resp.StatusCode)
+			}
+			// Nobody saw its answer: its record is found by its code.
+			id := recordWithCode(t, s, custody.CodeClientClosed)
+			leafHas(t, s, "sk-acme", id, custody.CodeClientClosed)
+			return answer{}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(string(c.code), func(t *testing.T) { check(t, s, c.code, c.run(t)) })
+	}
+	t.Run("custody's own endpoints", func(t *testing.T) {
+		for _, c := range []struct {
+			code              custody.Code
+			method, path, key string
+		}{
+			{custody.CodeNotFound, "GET", "/v1/nothing-here", "sk-acme"},
+			{custody.CodeMethodNotAllowed, "GET", "/v1/chat/completions", "sk-acme"},
+			{custody.CodeForbidden, "GET", "/v1/custody/records", "sk-acme"},
+		} {
+			resp, body := do(t, c.method, s.URL+c.path, c.key, nil)
+			seen[c.code] = true
+			if resp.StatusCode != c.code.Status() || !strings.Contains(body, `"code":"`+string(c.code)+`"`) || !strings.Contains(body, `"type":"`+c.code.Type()+`"`) {
+				t.Errorf("%s %s: %d %s, want %s", c.method, c.path, resp.StatusCode, body, c.code)
+			}
+			if !strings.Contains(string(doc), fmt.Sprintf("| `%s` | `%s` |", c.code.Check(), c.code)) {
+				t.Errorf("%s: not in docs/checks.md", c.code)
+			}
+		}
+	})
+	// Last on this server: the ledger stops taking writes (the file size
+	// limit of the running process drops to one byte: as root, a
+	// read-only directory would not stop it).
+	t.Run(string(custody.CodeLedgerUnavailable), func(t *testing.T) {
+		setFileSizeLimit(t, s.cmd.Process.Pid, 1)
+		defer setFileSizeLimit(t, s.cmd.Process.Pid, ^uint64(0))
+		a := ask(t, s, "sk-acme", "m-clean", hello(13), false)
+		a.id = "" // the ledger is what failed: no leaf
+		check(t, s, custody.CodeLedgerUnavailable, a)
+	})
+
+	// A second gateway, on a postgres index the test can cut, with
+	// canaries that quarantine a faulty route.
+	t.Run("canaries and a shared index", func(t *testing.T) {
+		proxy, dsn := pgtest.NewProxy(t, pgtest.Schema(t))
+		dir := t.TempDir()
+		s2 := startServe(t, dir, "--config", writeConfig(t, dir, fmt.Sprintf(`
+admin_keys: [adm-test]
+index: {backend: postgres, dsn: %q}
+checks: {on_index_unavailable: reject}
+canaries: {interval: 300ms, probes: [needle]}
+tenants: [{id: acme, api_keys: [sk-acme]}]
+providers:
+  - {name: good, kind: sim}
+  - {name: bad, kind: sim, sim: {faults: [placeholder-substitution]}}
+models:
+  - {name: m-ok, context_window: 8192, routes: [{provider: good}]}
+  - {name: m-bad, context_window: 8192, routes: [{provider: bad}]}
+`, dsn)))
+		var a answer
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if a = ask(t, s2, "sk-acme", "m-bad", hello(14), false); strings.Contains(a.body, string(custody.CodeRouteQuarantined)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the faulty route was never quarantined: %d %s", a.status, a.body)
+			}
+		}
+		check(t, s2, custody.CodeRouteQuarantined, a)
+		proxy.Cut()
+		a = ask(t, s2, "sk-acme", "m-ok", hello(15), false)
+		check(t, s2, custody.CodeIndexUnavailable, a)
+	})
+
+	for _, r := range custody.Outcomes() {
+		if !seen[r.Code] {
+			t.Errorf("%s was not driven", r.Code)
+		}
+	}
+}
+
+var leafMu sync.Mutex // receipts are fetched one at a time
+
+// leafHas fetches the receipt of request id and finds code in its leaf,
+// as the transaction's code and as an outcome of the table's check.
+func leafHas(t *testing.T, s *server, key, id string, code custody.Code) {
+	t.Helper()
+	leafMu.Lock()
+	defer leafMu.Unlock()
+	// While the index is down, a receipt is found in the log once its
+	// leaf is integrated: a moment.
+	resp, body := get(t, s.URL+"/v1/custody/receipts/"+id, key)
+	for deadline := time.Now().Add(10 * time.Second); resp.StatusCode == 503 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		resp, body = get(t, s.URL+"/v1/custody/receipts/"+id, key)
+	}
+	if resp.StatusCode != 200 {
+		t.Errorf("%s: receipt %s: %d %s", code, id, resp.StatusCode, body)
+		return
+	}
+	var r verify.Receipt
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := verify.DecodeLeaf(r.Leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range tx.Outcomes {
+		found = found || o.Check == code.Check() && o.Code == code
+	}
+	if tx.Code != code || !found {
+		t.Errorf("%s: the leaf says %s with outcomes %+v", code, tx.Code, tx.Outcomes)
+	}
+}
+
+// recordWithCode finds, in the index, a record with code.
+func recordWithCode(t *testing.T, s *server, code custody.Code) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, body := get(t, s.URL+"/v1/custody/records?code="+string(code), "adm-test")
+		var recs struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		json.Unmarshal([]byte(body), &recs)
+		if len(recs.Data) > 0 {
+			return recs.Data[0].ID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no record with code %s: %s", code, body)
+		}
+	}
+}
+
+// setFileSizeLimit sets RLIMIT_FSIZE of process pid: past it, every
+// write to a file fails (EFBIG; Go ignores SIGXFSZ).
+func setFileSizeLimit(t *testing.T, pid int, max uint64) {
+	t.Helper()
+	lim := syscall.Rlimit{Cur: max, Max: ^uint64(0)}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(syscall.RLIMIT_FSIZE), uintptr(unsafe.Pointer(&lim)), 0, 0, 0); e != 0 {
+		t.Fatalf("prlimit: %v", e)
+	}
+}

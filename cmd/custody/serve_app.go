@@ -1,0 +1,375 @@
+//go:build unix
+
+package main
+
+// The composition root of custody serve: app opens the ledger, the index,
+// the listener and the recorder once per process, and builds the gateway
+// of a config on them (buildGateway), again at every reload
+// (serve_reload.go). The built-in simulator's bootstrap is serve_sim.go.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/canary"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/console"
+	"github.com/custody-gateway/custody/contamination"
+	"github.com/custody-gateway/custody/doctor"
+	"github.com/custody-gateway/custody/eval"
+	"github.com/custody-gateway/custody/gateway"
+	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/postgres"
+	"github.com/custody-gateway/custody/index/sqlite"
+	"github.com/custody-gateway/custody/ledger"
+	"github.com/custody-gateway/custody/notify"
+	"github.com/custody-gateway/custody/recorder"
+	"github.com/custody-gateway/custody/telemetry"
+	"github.com/custody-gateway/custody/verify"
+)
+
+// app is a running gateway and what it owns.
+type app struct {
+	cfg          *config.Config // the config in force; changed only by reload
+	logger       *slog.Logger
+	gw           atomic.Pointer[gateway.Gateway] // swapped on reload
+	server       *http.Server
+	listener     net.Listener
+	log          *ledger.Log
+	index        index.Index
+	recorder     *recorder.Recorder // built once: its hooks never change
+	metrics      *telemetry.Metrics // one registry for the process, kept across reloads
+	simURLs      map[string]string
+	adminKeyFile string
+	notifier     atomic.Pointer[notify.Notifier] // of the config in force
+	contam       *contamination.Detector
+	stopCanaries context.CancelFunc
+	runner       *canary.Runner // of the gateway in force
+	tracer       *telemetry.Tracer
+	logSource    verify.LogSource // the ledger's own files, for the console's receipt checks
+	// enrollDir overrides where identity enrollments live (the canary
+	// command runs on throwaway stores but the serve's enrollments).
+	enrollDir string
+	// Evaluation suites (eval.go): evalDir overrides where baselines live
+	// (as enrollDir); evalOnDemand runs none but custody eval's.
+	stopEvals    context.CancelFunc
+	evalRunner   *eval.Runner
+	evalDir      string
+	evalOnDemand bool
+	closers      []func()
+}
+
+func (a *app) close() {
+	if a.stopCanaries != nil {
+		a.stopCanaries()
+	}
+	if a.stopEvals != nil {
+		a.stopEvals()
+	}
+	defer func() {
+		if n := a.notifier.Load(); n != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			n.Close(ctx)
+			cancel()
+		}
+	}()
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+// start opens everything the config names, in dependency order, and
+// undoes what it opened if a later step fails.
+func start(ctx context.Context, cfg *config.Config, logger *slog.Logger) (a *app, err error) {
+	return startApp(ctx, cfg, logger, &app{simURLs: map[string]string{}})
+}
+
+func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *app) (_ *app, err error) {
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	if len(cfg.AdminKeys) == 0 && len(cfg.AdminKeySHA256) == 0 {
+		key, path, err := adminKey(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.AdminKeys, a.adminKeyFile = []string{key}, path
+	}
+
+	a.log, err = ledger.Open(ctx, ledger.Config{Dir: filepath.Join(cfg.DataDir, "ledger"), Origin: cfg.Ledger.Origin,
+		KeyFile: cfg.Ledger.KeyFile, BatchMaxAge: cfg.Ledger.BatchMaxAge, BatchMaxSize: cfg.Ledger.BatchMaxSize,
+		JournalSegmentSize: cfg.Ledger.SegmentBytes, Logger: logger, Witnesses: ledgerWitnesses(cfg), WitnessQuorum: cfg.Ledger.WitnessPolicy.Quorum,
+		WitnessTimeout: cfg.Ledger.WitnessPolicy.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("opening the ledger: %w", err)
+	}
+	if err := recordConfig(a.log, cfg, "start"); err != nil {
+		a.log.Close(ctx)
+		return nil, err
+	}
+	a.closers = append(a.closers, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := a.log.Close(cctx); err != nil {
+			logger.Error("closing the ledger", "err", err)
+		}
+	})
+
+	switch cfg.Index.Backend {
+	case "postgres":
+		a.index, err = postgres.Open(ctx, cfg.Index.DSN)
+	default:
+		a.index, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "index.db"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s index: %w", cfg.Index.Backend, err)
+	}
+	a.closers = append(a.closers, func() { a.index.Close() })
+
+	a.listener, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	a.listener = gateway.LimitListener(a.listener, cfg.Limits.MaxConnections)
+	a.closers = append(a.closers, func() { a.listener.Close() })
+
+	tenantIDs := make([]string, len(cfg.Tenants))
+	for i, t := range cfg.Tenants {
+		tenantIDs[i] = t.ID
+	}
+	publicURL := cfg.Ledger.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + a.listener.Addr().String()
+	}
+	// One registry for the process: a reload keeps every counter.
+	a.metrics = telemetry.NewMetrics(modelNames(cfg))
+	a.metrics.Register(newWitnessCollector(a.log))
+	a.metrics.LedgerSyncs(a.log.JournalSyncs)
+	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
+		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
+		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
+		OnEvent:  a.notify,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconciling the index with the log: %w", err)
+	}
+	a.closers = append(a.closers, a.recorder.Close)
+
+	a.cfg, a.logger = cfg, logger
+	if a.tracer, err = telemetry.NewTracer(ctx); err != nil { // nil unless OTEL_EXPORTER_OTLP_* is set
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if a.tracer != nil {
+		a.closers = append(a.closers, func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := a.tracer.Shutdown(cctx); err != nil {
+				logger.Warn("flushing traces", "err", err)
+			}
+		})
+	}
+	if a.logSource, err = verify.OpenSource(filepath.Join(cfg.DataDir, "ledger")); err != nil {
+		return nil, fmt.Errorf("opening the log for receipt checks: %w", err)
+	}
+	gw, err := a.buildGateway(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.gw.Store(gw)
+	a.server = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.gw.Load().ServeHTTP(w, r) }),
+		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout,
+		IdleTimeout:       cfg.Limits.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return a, nil
+}
+
+// buildGateway makes the gateway of cfg on the app's stores.
+func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
+	clients, err := a.startUpstreams(cfg)
+	if err != nil {
+		return nil, err
+	}
+	models := modelNames(cfg)
+	metrics := a.metrics
+	metrics.SetModels(models)
+	a.setWebhooks(cfg)
+	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
+	var runner *canary.Runner
+	// One admin-key failure limiter for the console and the admin API,
+	// kept across reloads.
+	authFailures := gateway.NewAuthFailures(cfg.Limits.AuthFailuresPerMinute, nil)
+	if old := a.gw.Load(); old != nil {
+		authFailures = old.AuthFailures()
+	}
+	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
+	con, err := console.New(console.Config{
+		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
+		API:           evidence.AdminAPI(),
+		Log:           a.log,
+		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
+		Logger:        a.logger,
+		LoginLimiter:  authFailures,
+		Models:        models,
+	})
+	if err != nil {
+		return nil, err
+	}
+	opts := gateway.Options{AuthFailures: authFailures, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+		Contamination: gateway.Detector{D: a.detector(cfg)},
+		Observer:      metrics,
+		KnownPaths:    a.knownPaths(),
+		Evidence:      evidence,
+		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
+	}
+	if cfg.Debug.PProf {
+		opts.Mounts[pprofPrefix] = pprofMount(func() *gateway.Gateway { return gw })
+	}
+	if a.tracer != nil { // a nil *telemetry.Tracer in the interface would not be nil
+		opts.Tracer = a.tracer
+	}
+	if cfg.Index.Backend == "postgres" {
+		// Replicas share the index: the replay check must too.
+		opts.SharedReplay = a.recorder.Claim
+	}
+	if gw, err = gateway.New(opts); err != nil {
+		return nil, err
+	}
+	if runner, err = a.canaries(cfg, gw, metrics); err != nil {
+		return nil, err
+	}
+	gw.SetCanaries(runner)
+	a.runner = runner
+	if err := a.evals(cfg, gw, metrics); err != nil {
+		return nil, err
+	}
+	gw.ProbeProviders() // in the background: logged, and shown by /readyz
+	go doctor.Warnings(context.Background(), cfg, clients, a.logger)
+	return gw, nil
+}
+
+func modelNames(cfg *config.Config) []string {
+	models := make([]string, len(cfg.Models))
+	for i, m := range cfg.Models {
+		models[i] = m.Name
+	}
+	return models
+}
+
+// setWebhooks starts a notifier for cfg's webhooks, retiring the old one
+// (it finishes its deliveries in the background).
+func (a *app) setWebhooks(cfg *config.Config) {
+	var hooks []notify.Hook
+	for _, h := range cfg.Webhooks {
+		hooks = append(hooks, notify.Hook{URL: h.URL, Secret: h.Secret, Events: h.Events})
+	}
+	old := a.notifier.Swap(notify.New(notify.Config{Hooks: hooks, Logger: a.logger}))
+	if old != nil {
+		go old.Close(context.Background())
+	}
+}
+
+// notify sends e to the webhooks of the config in force (none before the
+// first gateway is built).
+func (a *app) notify(e index.Event) {
+	if n := a.notifier.Load(); n != nil {
+		n.Notify(e)
+	}
+}
+
+// detector is the contamination detector; it outlives reloads, so that
+// prompts remembered before a reload still protect the responses after.
+func (a *app) detector(cfg *config.Config) *contamination.Detector {
+	if a.contam == nil {
+		a.contam = contamination.New(contamination.Config{Warmup: cfg.Checks.ContaminationWarmup,
+			MaxPrompts: cfg.Checks.ContaminationMaxPrompts})
+	}
+	return a.contam
+}
+
+// knownPaths seeds path-change detection from the index's history.
+func (a *app) knownPaths() []gateway.Path {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	evs, err := a.index.Events(ctx, index.EventQuery{Type: index.EventPathChange, Limit: index.MaxLimit})
+	if err != nil {
+		a.logger.Warn("reading past path changes; every path will be new once", "err", err)
+		return nil
+	}
+	var paths []gateway.Path
+	for _, e := range evs {
+		if p, ok := gateway.ParsePath(e); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// canaries starts the canary runner of a gateway: scheduled when
+// canaries.interval is set, triggered by path changes in any case. On a
+// reload the new runner adopts the previous one's health (a quarantined
+// route stays quarantined), then the previous one stops: its runs in
+// flight are cancelled, which counts as nothing (canary.Runner).
+func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err := canary.New(ctx, canary.Config{
+		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
+		NeedleMaxTokens: max(cfg.Canaries.NeedleMaxTokens, 0),
+		Dir:             a.canaryDir(cfg),
+		AddSecret:       a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,
+		OnStatus: metrics.Canary,
+		OnEvent:  func(e canary.Event) { a.canaryEvent(e) },
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("canaries: %w", err)
+	}
+	r.Adopt(a.runner)
+	if a.stopCanaries != nil {
+		a.stopCanaries()
+	}
+	for _, w := range r.Plan() {
+		a.logger.Warn("canary probe cannot run: skipped", "route", w.Route, "probe", w.Probe, "reason", w.Reason)
+	}
+	if cfg.Canaries.Interval > 0 {
+		go r.Run(ctx)
+	}
+	a.stopCanaries = cancel
+	return r, nil
+}
+
+func (a *app) canaryDir(cfg *config.Config) string {
+	if a.enrollDir != "" {
+		return a.enrollDir
+	}
+	return filepath.Join(cfg.DataDir, "canary")
+}
+
+// canaryEvent puts a canary's failure, quarantine or recovery on the
+// event timeline.
+func (a *app) canaryEvent(e canary.Event) {
+	ev := index.CanaryEvent(e.Time, string(e.Kind), e.Model, e.Name, e.Probe, e.Detail)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.index.AddEvents(ctx, ev); err != nil {
+		a.logger.Error("recording a canary event", "err", err)
+	}
+	a.notify(ev)
+	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
+}

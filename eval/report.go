@@ -1,0 +1,159 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Trigger says why a run happened.
+type Trigger string
+
+const (
+	TriggerStart      Trigger = "start"       // serve started, or the config was reloaded
+	TriggerPathChange Trigger = "path_change" // a covered route served from a new tuple
+	TriggerInterval   Trigger = "interval"    // the suite's schedule
+	TriggerDemand     Trigger = "demand"      // custody eval, or the admin API
+	TriggerRetry      Trigger = "retry"       // a failed run, again after a backoff
+)
+
+// Path is the execution path a run saw: the provider and what the
+// upstream reported (model, system_fingerprint) on the run's answers.
+type Path struct {
+	Provider    string `json:"provider"`
+	Model       string `json:"model"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+func (p Path) String() string {
+	fp := p.Fingerprint
+	if fp == "" {
+		fp = "-"
+	}
+	m := p.Model
+	if m == "" {
+		m = "-"
+	}
+	return p.Provider + "|" + m + "|" + fp
+}
+
+// CaseResult is one case's outcome in a run. Reason names the assertion
+// that failed, never answer text; Digest is the outcome digest.
+type CaseResult struct {
+	ID      string        `json:"id"`
+	Pass    bool          `json:"pass"`
+	Reason  string        `json:"reason,omitempty"`
+	Status  int           `json:"status"`
+	Code    string        `json:"code,omitempty"` // custody's rejection code
+	Latency time.Duration `json:"latency_ns"`
+	Digest  string        `json:"digest"`
+}
+
+// BaselineRef is the baseline a run was compared with.
+type BaselineRef struct {
+	Time   time.Time `json:"time"`
+	Path   Path      `json:"path"`
+	Pinned bool      `json:"pinned"` // by custody eval --pin
+	// Recorded: this run recorded it (the first passing run, or a pin).
+	Recorded bool `json:"recorded"`
+}
+
+// Report is one run of one suite on one route.
+type Report struct {
+	Suite       string        `json:"suite"`
+	SuiteDigest string        `json:"suite_digest"` // hex SHA-256 of the suite file
+	Route       string        `json:"route"`        // MODEL/PROVIDER
+	Model       string        `json:"model"`
+	Index       int           `json:"index"`
+	Path        Path          `json:"path"`
+	Trigger     Trigger       `json:"trigger"`
+	Time        time.Time     `json:"time"`
+	Duration    time.Duration `json:"duration_ns"`
+	Cases       []CaseResult  `json:"cases"`
+	Passed      int           `json:"passed"`
+	Total       int           `json:"total"`
+	Ratio       float64       `json:"ratio"`
+	Threshold   float64       `json:"threshold"`
+	OK          bool          `json:"ok"` // Ratio reached Threshold, on one path
+	// PathMoved: the run's answers came from more than one path (the
+	// route moved while it ran). Such a run does not pass, whatever its
+	// ratio, and is followed by another on the new path.
+	PathMoved bool `json:"path_moved"`
+	// The cost of the run, as the upstream reported it.
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Baseline is nil when there is none for this suite version.
+	Baseline *BaselineRef `json:"baseline"`
+	// Regressions: cases that passed at the baseline and fail now.
+	Regressions []string `json:"regressions"`
+	// Changed: cases whose outcome digest differs from the baseline's
+	// (the answer changed, even where both pass).
+	Changed []string `json:"changed"`
+	// LedgerID is the request id of the run's ledger leaf, once recorded.
+	LedgerID string `json:"ledger_id,omitempty"`
+}
+
+// Failing is the ids of the cases that failed.
+func (r *Report) Failing() []string {
+	var out []string
+	for _, c := range r.Cases {
+		if !c.Pass {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// AllOK reports whether every run reached its threshold.
+func AllOK(reps []Report) bool {
+	for _, r := range reps {
+		if !r.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// PrintTable writes the reports as custody eval prints them: one row a
+// run, then each failing case with its reason.
+func PrintTable(w io.Writer, reps []Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUITE\tROUTE\tRESULT\tPASSED\tTHRESHOLD\tTOKENS\tPATH\tBASELINE")
+	for _, r := range reps {
+		result := "PASS"
+		if !r.OK {
+			result = "FAIL"
+		}
+		base := "none"
+		if b := r.Baseline; b != nil {
+			switch {
+			case b.Recorded && b.Pinned:
+				base = "pinned now"
+			case b.Recorded:
+				base = "recorded now"
+			default:
+				base = fmt.Sprintf("%s, %d regressed, %d changed", b.Time.UTC().Format(time.RFC3339), len(r.Regressions), len(r.Changed))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%.2f\t%d\t%s\t%s\n", r.Suite, r.Route, result, r.Passed, r.Total, r.Threshold,
+			r.PromptTokens+r.CompletionTokens, r.Path, base)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range reps {
+		if r.PathMoved {
+			fmt.Fprintf(&b, "  %s %s: the path moved during the run (it does not count; the suite runs again on the new path)\n", r.Suite, r.Route)
+		}
+		for _, c := range r.Cases {
+			if !c.Pass {
+				fmt.Fprintf(&b, "  %s %s: case %s failed: %s\n", r.Suite, r.Route, c.ID, c.Reason)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/sha256"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/anthropic"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/openai"
+)
+
+// EndpointMessages is the ledger's endpoint of POST /v1/messages.
+const EndpointMessages = "messages"
+
+// messages is the Anthropic Messages front (POST /v1/messages): passed
+// through to kind: anthropic providers, translated to chat completions
+// for every other kind.
+var messages = &messagesDialect{}
+
+var (
+	_ Dialect    = (*messagesDialect)(nil)
+	_ Translator = (*messagesDialect)(nil)
+)
+
+type messagesDialect struct{}
+
+func (*messagesDialect) Endpoint() string { return EndpointMessages }
+func (*messagesDialect) Path() string     { return "/messages" }
+
+// Traits: a Messages upstream has no cache_salt, so custody's prompt
+// cache isolation applies on the translated (chat) wire only.
+func (*messagesDialect) Traits() Traits {
+	return Traits{Streams: true, Counting: CountChat, Generates: true}
+}
+
+func (*messagesDialect) ParseRequest(body []byte) (Request, error) {
+	r, err := anthropic.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return &messagesRequest{r: r}, nil
+}
+
+func (*messagesDialect) ParseResponse(body []byte) (Reading, error) {
+	r, err := anthropic.ParseResponse(body)
+	if err != nil {
+		return Reading{}, err
+	}
+	rd := Reading{ID: r.ID, Model: r.Model, Text: r.Text(), Shape: r.Failure()}
+	if r.Usage != nil {
+		rd.Usage = &Usage{Prompt: r.Usage.Prompt(), Completion: r.Usage.OutputTokens, Cached: r.Usage.Cached()}
+	}
+	return rd, nil
+}
+
+func (*messagesDialect) NewStreamReader() StreamReader { return &messagesStream{} }
+
+func (*messagesDialect) ErrorBody(e *custody.Error) []byte   { return anthropic.ErrorBody(e) }
+func (*messagesDialect) StreamError(e *custody.Error) []byte { return anthropic.ErrorEvent(e) }
+
+// StreamVerdict: SSE comments, which Anthropic's SDKs skip as every SSE
+// client does.
+func (*messagesDialect) StreamVerdict(tx *custody.Transaction) []byte {
+	return openaiChat.StreamVerdict(tx)
+}
+
+// Wire: a kind: anthropic provider speaks Messages; any other speaks chat.
+func (*messagesDialect) Wire(p *config.Provider) (Dialect, Bridge) {
+	if p.Kind == config.KindAnthropic {
+		return nil, nil
+	}
+	return openaiChat, &messagesBridge{}
+}
+
+// messagesRequest is a parsed Messages request.
+type messagesRequest struct {
+	r *anthropic.Request
+}
+
+func (q *messagesRequest) Body() []byte       { return q.r.Body }
+func (q *messagesRequest) Model() string      { return q.r.Model }
+func (q *messagesRequest) Stream() bool       { return q.r.Stream }
+func (q *messagesRequest) IncludeUsage() bool { return true } // Messages streams always carry usage
+
+// Prompt counts the chat the request means (anthropic.CountingChat).
+func (q *messagesRequest) Prompt() (*openai.Prompt, []byte, error) {
+	chat := q.r.CountingChat()
+	p, err := openai.ParsePrompt(openai.EndpointChat, chat)
+	return p, chat, err
+}
+
+// Upstream is the body with the route's model; a Messages upstream has no
+// cache members, so set is ignored.
+func (q *messagesRequest) Upstream(model string, _ ...openai.Member) []byte {
+	return q.r.WithModel(model)
+}
+func (q *messagesRequest) Digest(model string) [32]byte { return sha256.Sum256(q.Upstream(model)) }
+
+// messagesStream reads a Messages upstream's stream through the
+// event-order validator.
+type messagesStream struct {
+	v anthropic.StreamValidator
+}
+
+func (s *messagesStream) Read(data []byte) (Event, error) {
+	if err := s.v.Event(data); err != nil {
+		return Event{}, err
+	}
+	var ev Event
+	typ := eventType(data)
+	switch typ {
+	case "message_start":
+		ev.ID, ev.Model = s.v.ID, s.v.Model
+	case "message_delta":
+		u := s.v.Usage
+		ev.Usage = &Usage{Prompt: u.Prompt(), Completion: u.OutputTokens, Cached: u.Cached()}
+	case "content_block_delta":
+		ev.Text = deltaText(data)
+	case "message_stop":
+		ev.Terminal = true
+		ev.End = anthropic.AppendEvent(nil, "message_stop", rawJSON(data))
+	}
+	return ev, nil
+}
+
+func (s *messagesStream) End(sawUsage bool) error {
+	if err := s.v.End(); err != nil {
+		return err
+	}
+	if !sawUsage {
+		return custody.Errorf(custody.CodeStreamInconsistent, "the Messages stream carried no usage")
+	}
+	return nil
+}
+
+// messagesBridge translates one Messages exchange to chat and back.
+type messagesBridge struct{}
+
+func (*messagesBridge) Request(body []byte) ([]byte, error) {
+	r, err := anthropic.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return r.ToChat()
+}
+
+func (*messagesBridge) Response(wire []byte) ([]byte, error) { return anthropic.FromChat(wire) }
+
+func (*messagesBridge) NewStream() StreamBridge { return &messagesStreamBridge{} }
+
+type messagesStreamBridge struct {
+	t anthropic.StreamTranslator
+}
+
+func (b *messagesStreamBridge) Event(raw []byte, _ *Event) ([]byte, error) {
+	out, err := b.t.Chunk(sseData(raw))
+	return bytes.Clone(out), err
+}
+
+func (b *messagesStreamBridge) End() []byte {
+	out, err := b.t.End()
+	if err != nil {
+		// The chat stream ended without a finish_reason, which the chat
+		// checks let through: no stop_reason can be invented for it.
+		return anthropic.ErrorEvent(custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's stream has no finish_reason"))
+	}
+	return bytes.Clone(out)
+}

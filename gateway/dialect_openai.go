@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"errors"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/openai"
+)
+
+// The OpenAI dialects: chat completions, legacy completions, embeddings.
+// They speak their own wire to every provider kind custody has today, so
+// none of them translates.
+var (
+	openaiChat = &openaiDialect{endpoint: openai.EndpointChat, path: "/chat/completions",
+		traits: Traits{Streams: true, Counting: CountChat, PromptCache: true, Generates: true}}
+	openaiCompletions = &openaiDialect{endpoint: openai.EndpointCompletions, path: "/completions",
+		traits: Traits{Streams: true, Counting: CountPrompts, PromptCache: true, Generates: true}}
+	openaiEmbeddings = &openaiDialect{endpoint: openai.EndpointEmbeddings, path: "/embeddings",
+		traits: Traits{Counting: CountInputs}}
+)
+
+var _ Dialect = (*openaiDialect)(nil)
+
+type openaiDialect struct {
+	endpoint, path string
+	traits         Traits
+}
+
+func (d *openaiDialect) Endpoint() string { return d.endpoint }
+func (d *openaiDialect) Path() string     { return d.path }
+func (d *openaiDialect) Traits() Traits   { return d.traits }
+
+func (d *openaiDialect) ParseRequest(body []byte) (Request, error) {
+	r, err := openai.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return &openaiRequest{r: r, endpoint: d.endpoint}, nil
+}
+
+func (d *openaiDialect) ParseResponse(body []byte) (Reading, error) {
+	r, err := openai.ParseResponse(body)
+	if err != nil {
+		return Reading{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a 200 whose body is not a response")
+	}
+	rd := readingOf(r)
+	rd.Shape = check.Shape(d.endpoint, r)
+	return rd, nil
+}
+
+func (d *openaiDialect) NewStreamReader() StreamReader { return &openaiStream{} }
+
+func (d *openaiDialect) ErrorBody(e *custody.Error) []byte {
+	return openai.ErrorBody(e.Message, e.Code.Type(), string(e.Code), e.Param)
+}
+
+func (d *openaiDialect) StreamError(e *custody.Error) []byte {
+	return openai.DataEvent(d.ErrorBody(e))
+}
+
+func (d *openaiDialect) StreamVerdict(tx *custody.Transaction) []byte {
+	return append(openai.ReceiptComment(tx.ID), openai.VerdictComment(string(tx.Verdict), tx.ChecksHeader())...)
+}
+
+// responseError is the *custody.Error of an upstream body (or chunk) that
+// does not parse: ambiguous members, or notJSON. The message names the
+// member, never its value; the exchange prefixes the provider.
+func responseError(err error, notJSON custody.Code, msg string) *custody.Error {
+	var ae *openai.AmbiguousError
+	if errors.As(err, &ae) {
+		return custody.Errorf(custody.CodeResponseAmbiguous, "an ambiguous body: %s", ae.Detail)
+	}
+	if errors.Is(err, openai.ErrAmbiguous) {
+		return custody.Errorf(custody.CodeResponseAmbiguous, "an ambiguous body: ambiguous members")
+	}
+	return custody.Errorf(notJSON, "%s", msg)
+}
+
+func readingOf(r *openai.Response) Reading {
+	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Text: r.Text()}
+	if r.Usage != nil {
+		rd.Usage = &Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens, Cached: r.Usage.Cached()}
+	}
+	return rd
+}
+
+// openaiRequest is a parsed OpenAI request.
+type openaiRequest struct {
+	r        *openai.Request
+	endpoint string
+}
+
+func (q *openaiRequest) Body() []byte       { return q.r.Body }
+func (q *openaiRequest) Model() string      { return q.r.Model }
+func (q *openaiRequest) Stream() bool       { return q.r.Stream }
+func (q *openaiRequest) IncludeUsage() bool { return q.r.IncludeUsage }
+func (q *openaiRequest) Prompt() (*openai.Prompt, []byte, error) {
+	p, err := openai.ParsePrompt(q.endpoint, q.r.Body)
+	return p, q.r.Body, err
+}
+func (q *openaiRequest) Upstream(model string, set ...openai.Member) []byte {
+	return q.r.Rewrite(model, set...)
+}
+func (q *openaiRequest) Digest(model string) [32]byte { return q.r.Digest(model) }
+
+// openaiStream reads an OpenAI SSE stream: one chunk per data event,
+// [DONE] at the end.
+type openaiStream struct {
+	ident check.Stream
+	chunk openai.Response // reused across events
+}
+
+func (s *openaiStream) Read(data []byte) (Event, error) {
+	if string(data) == "[DONE]" {
+		return Event{Terminal: true, End: openai.DoneEvent}, nil
+	}
+	if err := s.chunk.Decode(data); err != nil {
+		// As a plain body that is not a response: the same fault, the
+		// same outcome.
+		return Event{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a chunk that is not a response")
+	}
+	if err := s.ident.Chunk(&s.chunk); err != nil {
+		return Event{}, err
+	}
+	c := &s.chunk
+	return Event{Reading: readingOf(c), UsageOnly: c.Usage != nil && len(c.Choices) == 0}, nil
+}
+
+func (s *openaiStream) End(sawUsage bool) error { return s.ident.End(sawUsage, true) }

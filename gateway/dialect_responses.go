@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/responses"
+)
+
+// EndpointResponses is the ledger's endpoint of POST /v1/responses.
+const EndpointResponses = "responses"
+
+// responsesFront is the OpenAI Responses front (POST /v1/responses):
+// passed through to providers with responses: true, translated
+// statelessly to chat completions for the others.
+var responsesFront = &responsesDialect{}
+
+var (
+	_ Dialect    = (*responsesDialect)(nil)
+	_ Translator = (*responsesDialect)(nil)
+)
+
+type responsesDialect struct{}
+
+func (*responsesDialect) Endpoint() string { return EndpointResponses }
+func (*responsesDialect) Path() string     { return "/responses" }
+func (*responsesDialect) Traits() Traits {
+	return Traits{Streams: true, Counting: CountChat, Generates: true}
+}
+
+func (*responsesDialect) ParseRequest(body []byte) (Request, error) {
+	r, err := responses.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return &responsesRequest{r: r}, nil
+}
+
+func (*responsesDialect) ParseResponse(body []byte) (Reading, error) {
+	r, err := responses.ParseResponse(body)
+	if err != nil {
+		return Reading{}, err
+	}
+	return responseReading(r), nil
+}
+
+func responseReading(r *responses.Response) Reading {
+	rd := Reading{ID: r.ID, Model: r.Model, Text: r.Text(), Shape: r.Failure()}
+	if r.Usage != nil {
+		rd.Usage = &Usage{Prompt: r.Usage.InputTokens, Completion: r.Usage.OutputTokens, Cached: r.Cached()}
+	}
+	return rd
+}
+
+func (*responsesDialect) NewStreamReader() StreamReader { return &responsesStream{} }
+
+func (*responsesDialect) ErrorBody(e *custody.Error) []byte { return responses.ErrorBody(e) }
+
+// StreamError is an error event that also carries the error object, on
+// which the OpenAI SDKs raise.
+func (*responsesDialect) StreamError(e *custody.Error) []byte {
+	var env map[string]json.RawMessage
+	_ = json.Unmarshal(responses.ErrorBody(e), &env)
+	return responses.AppendEvent(nil, "error", map[string]any{"type": "error", "code": string(e.Code),
+		"message": e.Message, "param": nil, "error": env["error"]})
+}
+
+func (*responsesDialect) StreamVerdict(tx *custody.Transaction) []byte {
+	return openaiChat.StreamVerdict(tx)
+}
+
+// Wire: a provider with responses: true speaks Responses; any other
+// speaks chat.
+func (*responsesDialect) Wire(p *config.Provider) (Dialect, Bridge) {
+	if p.Responses {
+		return nil, nil
+	}
+	return openaiChat, &responsesBridge{}
+}
+
+type responsesRequest struct {
+	r *responses.Request
+}
+
+func (q *responsesRequest) Body() []byte       { return q.r.Body }
+func (q *responsesRequest) Model() string      { return q.r.Model }
+func (q *responsesRequest) Stream() bool       { return q.r.Stream }
+func (q *responsesRequest) IncludeUsage() bool { return true }
+func (q *responsesRequest) Prompt() (*openai.Prompt, []byte, error) {
+	chat := q.r.CountingChat()
+	p, err := openai.ParsePrompt(openai.EndpointChat, chat)
+	return p, chat, err
+}
+func (q *responsesRequest) Upstream(model string, _ ...openai.Member) []byte {
+	return q.r.WithModel(model)
+}
+func (q *responsesRequest) Digest(model string) [32]byte { return sha256.Sum256(q.Upstream(model)) }
+
+// responsesStream reads a Responses upstream's stream through the stream
+// validator. The usage is in the terminal event's Response.
+type responsesStream struct {
+	v responses.StreamValidator
+}
+
+func (s *responsesStream) Read(data []byte) (Event, error) {
+	if err := s.v.Event(data); err != nil {
+		return Event{}, err
+	}
+	var ev Event
+	switch typ := eventType(data); typ {
+	case "response.created":
+		ev.ID, ev.Model = s.v.ID, s.v.Model
+	case "response.output_text.delta":
+		ev.Text = deltaText(data)
+	case "response.completed", "response.incomplete", "response.failed":
+		ev.Reading = responseReading(s.v.Response)
+		ev.Terminal = true
+		ev.End = responses.AppendEvent(nil, typ, rawJSON(data))
+	}
+	return ev, nil
+}
+
+func (s *responsesStream) End(sawUsage bool) error {
+	if err := s.v.End(); err != nil {
+		return err
+	}
+	if !sawUsage {
+		return custody.Errorf(custody.CodeStreamInconsistent, "the Responses stream carried no usage")
+	}
+	return nil
+}
+
+// responsesBridge translates one Responses exchange to chat and back; it
+// keeps the parsed request, whose settings the Response echoes.
+type responsesBridge struct {
+	req *responses.Request
+}
+
+func (b *responsesBridge) Request(body []byte) ([]byte, error) {
+	r, err := responses.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	b.req = r
+	return r.ToChat()
+}
+
+func (b *responsesBridge) Response(wire []byte) ([]byte, error) {
+	return b.req.FromChat(wire, chatCreated(wire))
+}
+
+func (b *responsesBridge) NewStream() StreamBridge { return &responsesStreamBridge{req: b.req} }
+
+// chatCreated is a chat completion's created, the Response's created_at.
+func chatCreated(chat []byte) int64 {
+	var c struct {
+		Created int64 `json:"created"`
+	}
+	_ = json.Unmarshal(chat, &c)
+	return c.Created
+}
+
+type responsesStreamBridge struct {
+	req *responses.Request
+	t   *responses.StreamTranslator
+}
+
+func (b *responsesStreamBridge) Event(raw []byte, _ *Event) ([]byte, error) {
+	data := sseData(raw)
+	if b.t == nil {
+		b.t = b.req.NewStreamTranslator(chatCreated(data))
+	}
+	out, err := b.t.Chunk(data)
+	return bytes.Clone(out), err
+}
+
+func (b *responsesStreamBridge) End() []byte {
+	if b.t == nil {
+		return nil
+	}
+	out, err := b.t.End()
+	if err != nil {
+		return bytes.Clone(b.t.EndFailed())
+	}
+	return bytes.Clone(out)
+}

@@ -1,0 +1,144 @@
+package gateway
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
+	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/template"
+)
+
+// readBody reads the request body, bounded in size and in time: a slow
+// client gets ReadTimeout for its whole body; the deadline is lifted
+// before the answer, which may stream for minutes.
+func (x *exchange) readBody() ([]byte, error) {
+	g := x.g
+	rc := http.NewResponseController(x.w)
+	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
+	body, err := readAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes), x.r.ContentLength, g.cfg.Limits.MaxBodyBytes)
+	if err == nil {
+		rc.SetReadDeadline(time.Time{})
+		return body, nil
+	}
+	// The connection is in an unknown state: answer and close it, without
+	// waiting for the rest of the body (the deadline stays).
+	x.w.Header().Set("Connection", "close")
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body was not received in time")
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, custody.Errorf(custody.CodeRequestTooLarge, "the request body is over the limit of %d bytes", g.cfg.Limits.MaxBodyBytes)
+	}
+	return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body could not be read")
+}
+
+// readAll reads r whole into one buffer of the announced length where
+// the client announced one within the limit (io.ReadAll's doubling would
+// hold up to twice a large body at once), growing past it if the
+// announcement was short.
+func readAll(r io.Reader, announced, limit int64) ([]byte, error) {
+	if announced <= 0 || announced > limit {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, announced+1) // +1: reading EOF needs no growth
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// choosePolicy applies the tenant's default policy or the one its
+// Custody-Use-Case header names.
+func (x *exchange) choosePolicy() error {
+	if x.probe != nil {
+		x.policy, x.tx.Policy = &canaryPolicy, canaryPolicy.Name
+		return nil
+	}
+	name := x.tenant.Policy
+	if uc := x.r.Header.Get("Custody-Use-Case"); uc != "" {
+		p, ok := x.tenant.UseCases[uc]
+		if !ok {
+			return &custody.Error{Code: custody.CodeInvalidRequest, Param: "Custody-Use-Case",
+				Message: "unknown use case `" + uc + "` for this tenant"}
+		}
+		name = p
+		x.tx.UseCase = uc
+	}
+	x.policy = x.g.policies[name]
+	x.tx.Policy = name
+	return nil
+}
+
+// preparePrompt renders the prompt as each of the model's engines
+// would. It runs before forwarding: a request the model's own template
+// refuses is refused here, as the engine would, and never sent.
+func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Prepared, error) {
+	m := x.model
+	switch x.front.Traits().Counting {
+	case CountChat:
+		pp, err := m.acct.PrepareChat(m.engines, p, body)
+		var re *template.RaiseError
+		if errors.As(err, &re) {
+			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
+		}
+		if pp.Unrendered != nil && !errors.Is(pp.Unrendered, template.ErrClientTemplate) {
+			// The error may quote the prompt: only that it happened is
+			// logged.
+			x.g.log.Warn("chat template failed; prompt counted without it", "id", x.tx.ID, "model", m.cfg.Name)
+		}
+		return pp, nil
+	case CountPrompts:
+		return m.acct.PrepareText(p, true), nil
+	}
+	return m.acct.PrepareText(p, false), nil
+}
+
+// startPromptWork counts and fingerprints the prompt in a goroutine.
+func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
+	w := &promptWork{done: make(chan struct{})}
+	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
+	if w.text, w.rendered = pp.Text(); !w.rendered {
+		w.text = promptText(p)
+	}
+	go func() {
+		defer close(w.done)
+		w.counts = pp.Count()
+		if contam != nil {
+			w.scanner = contam.Admit(id, tenant, promptText(p))
+		}
+	}()
+	return w
+}
+
+func promptText(p *openai.Prompt) string {
+	if len(p.Messages) == 1 {
+		return p.Messages[0].Content
+	}
+	var b strings.Builder
+	for _, m := range p.Messages {
+		b.WriteString(m.Content)
+		b.WriteByte('\n')
+	}
+	for _, t := range p.Texts {
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/custody-gateway/custody"
+)
+
+// deliver writes response bytes to the client, committing to them.
+func (x *exchange) deliver(b []byte) error {
+	x.started = true
+	x.respCommit.Write(b)
+	_, err := x.w.Write(b)
+	return err
+}
+
+// recordTimeout bounds the wait for the ledger: past it the ledger is
+// unavailable and the request fails closed.
+const recordTimeout = 10 * time.Second
+
+// record makes the transaction durable (the response commitment covers
+// what was delivered so far).
+func (x *exchange) record() error {
+	x.tx.ResponseCommitment = x.respCommit.Sum(nil)
+	x.tx.Duration = x.g.now().Sub(x.tx.Time)
+	// A client that went away does not cancel the record: what the
+	// upstream did must be in the ledger either way.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(x.r.Context()), recordTimeout)
+	defer cancel()
+	if err := x.g.rec.Record(ctx, x.tx); err != nil {
+		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the transaction could not be recorded; nothing was served")
+	}
+	return nil
+}
+
+// fail answers with err (or ends a started stream with it) after
+// recording the rejection.
+func (x *exchange) fail(err error) {
+	if errors.Is(err, context.Canceled) && x.r.Context().Err() != nil {
+		err = &custody.Error{Code: custody.CodeClientClosed, Message: "the client closed the connection", Err: err}
+	}
+	tx, e := x.tx, clientError(err)
+	if _, failed := tx.Failure(); !failed {
+		// A refusal that is no check's (the request, the route, the
+		// ledger, the upstream's transport): its outcome under the check
+		// the outcome table names, so that Custody-Checks, the leaf and
+		// the metric say it too. No detail: the code says it all, and
+		// an upstream's message stays out of the ledger.
+		tx.Fail(e.Code.Check(), e.Code, "")
+	}
+	tx.Status = e.Status()
+	if x.started {
+		x.endStreamWithError(e)
+		return
+	}
+	if x.recordable {
+		body := x.front.ErrorBody(e)
+		x.respCommit.Write(body)
+		if rerr := x.record(); rerr != nil {
+			x.g.log.Error("rejection not recorded", "id", tx.ID, "code", e.Code, "err", rerr)
+			x.recordable = false
+		}
+	}
+	x.setHeaders()
+	x.g.writeError(x.w, x.front, e)
+}
+
+// setHeaders writes the Custody-* headers of SPEC §3.
+func (x *exchange) setHeaders() {
+	h, tx := x.w.Header(), x.tx
+	h.Set("Custody-Request-Id", tx.ID)
+	h.Set("Custody-Verdict", string(tx.Conclude()))
+	if tx.ResponseModel != "" {
+		h.Set("Custody-Model", tx.ResponseModel)
+	}
+	if tx.Provider != "" {
+		h.Set("Custody-Provider", tx.Provider)
+	}
+	h.Set("Custody-Fallback", tx.FallbackHeader())
+	if x.recordable {
+		h.Set("Custody-Receipt", "/v1/custody/receipts/"+tx.ID)
+	}
+	h.Set("Custody-Checks", tx.ChecksHeader())
+}
+
+func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
+	attrs := []any{"id", tx.ID, "tenant", tx.Tenant, "endpoint", tx.Endpoint, "model", tx.RequestedModel,
+		"provider", tx.Provider, "response_model", tx.ResponseModel, "verdict", tx.Verdict, "status", tx.Status,
+		"prompt_tokens_local", tx.PromptTokensLocal, "prompt_tokens_reported", tx.PromptTokensReported,
+		"duration_ms", float64(tx.Duration.Microseconds()) / 1000}
+	if tx.Code != "" {
+		attrs = append(attrs, "code", tx.Code)
+	}
+	if len(tx.FallbackChain) > 1 {
+		attrs = append(attrs, "fallback", tx.FallbackHeader())
+	}
+	if err != nil {
+		if e := clientError(err); e.Err != nil {
+			attrs = append(attrs, "cause", e.Err.Error())
+		}
+	}
+	g.log.Info("transaction", attrs...)
+}

@@ -1,0 +1,64 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestIntegrationLatency measures how long after Append returns a
+// receipt carries a published checkpoint (what `custody verify --log`
+// needs), with serve's default batch_max_age of 100ms and the default
+// checkpoint interval, at a light irregular load. docs/ledger.md quotes
+// the figures. With the old 1s checkpoint interval p50 was ~1s.
+func TestIntegrationLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a few seconds; skipped with -short")
+	}
+	const batchMaxAge = 100 * time.Millisecond
+	l, err := Open(context.Background(), Config{Dir: t.TempDir(), BatchMaxAge: batchMaxAge, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	const n = 120
+	lat := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		id := fmt.Sprintf("lat-%d", i)
+		r, err := l.Append(context.Background(), sampleTx(l, id, []byte("q"), []byte("a")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked := time.Now()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(acked) < 5*time.Second {
+				rc, err := l.Receipt(context.Background(), r.Index, id)
+				if err == nil && rc.Checkpoint != "" {
+					lat[i] = time.Since(acked)
+					return
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			lat[i] = time.Hour
+		}()
+		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	p50, p99, worst := lat[n/2], lat[n*99/100], lat[n-1]
+	t.Logf("integration latency (durable -> in a published checkpoint), batch_max_age %s: p50 %s, p99 %s, max %s",
+		batchMaxAge, p50.Round(time.Millisecond), p99.Round(time.Millisecond), worst.Round(time.Millisecond))
+	// batch_max_age plus one checkpoint interval is the design bound
+	// (~200ms); a loaded 2-core machine (the whole suite in parallel)
+	// doubles it, and the old 1s interval gave p50 over 1s.
+	if p50 > 7*batchMaxAge || p99 > 15*batchMaxAge {
+		t.Errorf("integration too slow: p50 %s, p99 %s with batch_max_age %s", p50, p99, batchMaxAge)
+	}
+}

@@ -1,0 +1,95 @@
+package responses
+
+import (
+	"encoding/json"
+
+	"github.com/custody-gateway/custody"
+)
+
+type chatCompletion struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		FinishReason *string  `json:"finish_reason"`
+		Message      *chatOut `json:"message"`
+		Delta        *chatOut `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type chatOut struct {
+	Content   *string `json:"content"`
+	ToolCalls []struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+func (c *chatCompletion) usage() *Usage {
+	if c.Usage == nil {
+		return nil
+	}
+	u := &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens,
+		TotalTokens: c.Usage.PromptTokens + c.Usage.CompletionTokens}
+	if d := c.Usage.PromptTokensDetails; d != nil {
+		u.InputTokensDetails.CachedTokens = d.CachedTokens
+	}
+	return u
+}
+
+func notTranslatable(format string, args ...any) error {
+	return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's chat completion cannot be translated: "+format, args...)
+}
+
+// FromChat translates a chat completion (already accepted by custody's
+// chat checks) to the Response of r: a message item with the text, a
+// function_call item per tool call, status completed, or incomplete for
+// a length or content_filter finish, usage as Responses counts it.
+func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
+	var c chatCompletion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, notTranslatable("not a chat completion")
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return nil, notTranslatable("an error body")
+	}
+	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
+		return nil, notTranslatable("%d choices", len(c.Choices))
+	}
+	ch := c.Choices[0]
+	finish := ""
+	if ch.FinishReason != nil {
+		finish = *ch.FinishReason
+	}
+	status, details := statusOf(finish)
+	if status == "" {
+		return nil, notTranslatable("finish_reason %q", finish)
+	}
+	o := r.object(ResponseID(c.ID), c.Model, createdAt)
+	o.Status, o.IncompleteDetails, o.Usage = status, details, c.usage()
+	if t := ch.Message.Content; t != nil && *t != "" {
+		o.Output = append(o.Output, messageItem(c.ID, *t, StatusCompleted))
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		args := tc.Function.Arguments
+		o.Output = append(o.Output, OutputItem{Type: "function_call", ID: "fc_" + tc.ID, Status: StatusCompleted,
+			CallID: tc.ID, Name: tc.Function.Name, Arguments: &args})
+	}
+	return json.Marshal(o)
+}
+
+func messageItem(chatID, text, status string) OutputItem {
+	return OutputItem{Type: "message", ID: "msg_" + chatID, Status: status, Role: "assistant",
+		Content: []OutputText{{Type: "output_text", Text: text, Annotations: []string{}}}}
+}

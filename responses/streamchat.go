@@ -1,0 +1,171 @@
+package responses
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// StreamTranslator turns the chunks of one chat completion stream into a
+// Responses event stream: response.created and response.in_progress with
+// the first chunk; per piece of content an output item (a message with
+// one output_text part, or a function_call), announced with
+// output_item.added, grown with output_text.delta or
+// function_call_arguments.delta and closed with its .done events when the
+// next begins; at the end response.completed (or response.incomplete)
+// with the whole Response. sequence_number rises by one per event.
+type StreamTranslator struct {
+	req       *Request
+	createdAt int64
+	obj       Object
+	started   bool
+	seq       int
+	open      *OutputItem // the item being written, in obj.Output
+	text      string      // an open message's text so far
+	call      int         // the chat tool-call index of an open function_call
+	out       []byte
+}
+
+// NewStreamTranslator translates the stream of an answer to r.
+func (r *Request) NewStreamTranslator(createdAt int64) *StreamTranslator {
+	return &StreamTranslator{req: r, createdAt: createdAt}
+}
+
+// Chunk translates one chat chunk; the bytes it returns are valid until
+// the next call.
+func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
+	var c chatCompletion
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, notTranslatable("a chunk is not JSON")
+	}
+	t.out = t.out[:0]
+	if !t.started {
+		t.started = true
+		t.obj = t.req.object(ResponseID(c.ID), c.Model, t.createdAt)
+		t.emit("response.created", map[string]any{"response": t.obj})
+		t.emit("response.in_progress", map[string]any{"response": t.obj})
+	}
+	if u := c.usage(); u != nil {
+		t.obj.Usage = u
+	}
+	for _, ch := range c.Choices {
+		if d := ch.Delta; d != nil {
+			if d.Content != nil && *d.Content != "" {
+				if t.open == nil || t.open.Type != "message" {
+					t.closeItem()
+					t.openItem(messageItem(c.ID, "", StatusInProgress))
+					t.open.Content[0].Text = ""
+					t.emit("response.content_part.added", map[string]any{"item_id": t.open.ID,
+						"output_index": len(t.obj.Output) - 1, "content_index": 0,
+						"part": OutputText{Type: "output_text", Text: "", Annotations: []string{}}})
+				}
+				t.text += *d.Content
+				t.emit("response.output_text.delta", map[string]any{"item_id": t.open.ID,
+					"output_index": len(t.obj.Output) - 1, "content_index": 0, "delta": *d.Content, "logprobs": []string{}})
+			}
+			for _, tc := range d.ToolCalls {
+				if tc.ID != "" || t.open == nil || t.open.Type != "function_call" || tc.Index != t.call {
+					if tc.ID == "" || tc.Function.Name == "" {
+						return nil, notTranslatable("a tool call's first chunk has no id or name")
+					}
+					t.closeItem()
+					t.call = tc.Index
+					empty := ""
+					t.openItem(OutputItem{Type: "function_call", ID: "fc_" + tc.ID, Status: StatusInProgress,
+						CallID: tc.ID, Name: tc.Function.Name, Arguments: &empty})
+				}
+				if tc.Function.Arguments != "" {
+					*t.open.Arguments += tc.Function.Arguments
+					t.emit("response.function_call_arguments.delta", map[string]any{"item_id": t.open.ID,
+						"output_index": len(t.obj.Output) - 1, "delta": tc.Function.Arguments})
+				}
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			status, details := statusOf(*ch.FinishReason)
+			if status == "" {
+				return nil, notTranslatable("finish_reason %q", *ch.FinishReason)
+			}
+			t.obj.Status, t.obj.IncompleteDetails = status, details
+			t.closeItem()
+		}
+	}
+	return t.out, nil
+}
+
+// End closes the stream with response.completed or response.incomplete.
+func (t *StreamTranslator) End() ([]byte, error) {
+	t.out = t.out[:0]
+	if !t.started {
+		return nil, notTranslatable("an empty stream")
+	}
+	t.closeItem()
+	switch t.obj.Status {
+	case StatusCompleted:
+		t.emit("response.completed", map[string]any{"response": t.obj})
+	case StatusIncomplete:
+		t.emit("response.incomplete", map[string]any{"response": t.obj})
+	default:
+		return nil, notTranslatable("the stream has no finish_reason")
+	}
+	return t.out, nil
+}
+
+func (t *StreamTranslator) openItem(it OutputItem) {
+	t.obj.Output = append(t.obj.Output, it)
+	t.open = &t.obj.Output[len(t.obj.Output)-1]
+	t.text = ""
+	t.emit("response.output_item.added", map[string]any{"output_index": len(t.obj.Output) - 1, "item": *t.open})
+}
+
+func (t *StreamTranslator) closeItem() {
+	if t.open == nil {
+		return
+	}
+	i := len(t.obj.Output) - 1
+	switch t.open.Type {
+	case "message":
+		t.open.Content[0].Text = t.text
+		t.emit("response.output_text.done", map[string]any{"item_id": t.open.ID, "output_index": i,
+			"content_index": 0, "text": t.text, "logprobs": []string{}})
+		t.emit("response.content_part.done", map[string]any{"item_id": t.open.ID, "output_index": i,
+			"content_index": 0, "part": t.open.Content[0]})
+	case "function_call":
+		t.emit("response.function_call_arguments.done", map[string]any{"item_id": t.open.ID, "output_index": i,
+			"name": t.open.Name, "arguments": *t.open.Arguments})
+	}
+	t.open.Status = StatusCompleted
+	t.emit("response.output_item.done", map[string]any{"output_index": i, "item": *t.open})
+	t.open = nil
+}
+
+// emit appends one event: its members plus type and sequence_number.
+func (t *StreamTranslator) emit(typ string, members map[string]any) {
+	members["type"] = typ
+	members["sequence_number"] = t.seq
+	t.seq++
+	t.out = AppendEvent(t.out, typ, members)
+}
+
+// AppendEvent appends one SSE event, "event: name" and its JSON data.
+func AppendEvent(dst []byte, name string, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("responses: encoding %s: %v", name, err)) // only this package's own types
+	}
+	dst = append(dst, "event: "...)
+	dst = append(dst, name...)
+	dst = append(dst, "\ndata: "...)
+	dst = append(dst, b...)
+	return append(dst, "\n\n"...)
+}
+
+// EndFailed closes the stream with response.failed: for an upstream that
+// stopped without finishing (the simulator's error-as-200 faults).
+func (t *StreamTranslator) EndFailed() []byte {
+	t.out = t.out[:0]
+	t.closeItem()
+	t.obj.Status = StatusFailed
+	t.obj.Error = json.RawMessage(`{"code":"server_error","message":"the model stopped before finishing"}`)
+	t.emit("response.failed", map[string]any{"response": t.obj})
+	return t.out
+}

@@ -1,0 +1,259 @@
+package responses
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    any            `json:"content"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatPart struct {
+	Type     string         `json:"type"`
+	Text     string         `json:"text,omitempty"`
+	ImageURL map[string]any `json:"image_url,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatRequest struct {
+	Model             string         `json:"model"`
+	Messages          []chatMessage  `json:"messages"`
+	MaxTokens         *int           `json:"max_tokens,omitempty"`
+	Stream            bool           `json:"stream,omitempty"`
+	StreamOptions     *streamOptions `json:"stream_options,omitempty"`
+	Tools             []chatTool     `json:"tools,omitempty"`
+	ToolChoice        any            `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool          `json:"parallel_tool_calls,omitempty"`
+	Temperature       *float64       `json:"temperature,omitempty"`
+	TopP              *float64       `json:"top_p,omitempty"`
+	User              string         `json:"user,omitempty"`
+	ResponseFormat    any            `json:"response_format,omitempty"`
+}
+
+func untranslatable(param string) error {
+	if param == "" || param[len(param)-1] == '.' {
+		param += `""` // a member whose name is empty
+	}
+	return bad(param, "%s has no equivalent on this route's chat completions upstream; remove it or route to a provider with responses: true", param)
+}
+
+// NeedsState reports the first member of r that only a server keeping
+// conversation state can honour ("" for none): custody keeps no
+// conversation text, so such a request is refused on a translated route.
+func (r *Request) NeedsState() string {
+	if r.PreviousResponse != "" {
+		return "previous_response_id"
+	}
+	if slices.Contains(r.Extra, "conversation") {
+		return "conversation"
+	}
+	for i, it := range r.Input {
+		if it.Type == "item_reference" {
+			return fmt.Sprintf("input[%d]", i)
+		}
+	}
+	return ""
+}
+
+// ToChat translates r, statelessly, to a chat completions request body:
+// instructions become the first system message, message items chat
+// messages (developer as system), function_call items an assistant
+// message's tool_calls, function_call_output items tool messages,
+// function tools chat tools, max_output_tokens max_tokens, text.format
+// response_format. A stream asks for usage.
+//
+// previous_response_id (and anything else that needs state the upstream
+// cannot hold) and every field without a chat equivalent are a 400
+// naming it: custody neither drops part of a request nor stores
+// conversation text to emulate state. metadata is not sent: it is echoed
+// in the Response, where the client reads it.
+func (r *Request) ToChat() ([]byte, error) {
+	if p := r.NeedsState(); p != "" {
+		return nil, bad(p, "%s needs conversation state that this route's chat completions upstream cannot hold, and custody never stores conversation text; send the whole conversation as input", p)
+	}
+	if len(r.Extra) > 0 {
+		return nil, untranslatable(r.Extra[0])
+	}
+	if len(r.Reasoning) > 0 && string(r.Reasoning) != "{}" {
+		return nil, untranslatable("reasoning")
+	}
+	if r.Truncation != "" && r.Truncation != "disabled" {
+		return nil, untranslatable("truncation")
+	}
+	out := chatRequest{Model: r.Model, MaxTokens: r.MaxOutputTokens, Stream: r.Stream, Temperature: r.Temperature,
+		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
+	if r.Stream {
+		out.StreamOptions = &streamOptions{true}
+	}
+	if len(r.Text) > 0 {
+		f, err := responseFormat(r.Text)
+		if err != nil {
+			return nil, err
+		}
+		out.ResponseFormat = f
+	}
+	if r.Instructions != "" {
+		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: r.Instructions})
+	}
+	for i, it := range r.Input {
+		p := fmt.Sprintf("input[%d]", i)
+		if len(it.Extra) > 0 {
+			return nil, untranslatable(p + "." + it.Extra[0])
+		}
+		switch it.Type {
+		case "message":
+			m, err := message(it, p)
+			if err != nil {
+				return nil, err
+			}
+			out.Messages = append(out.Messages, m)
+		case "function_call":
+			call := chatToolCall{ID: it.CallID, Type: "function"}
+			call.Function.Name, call.Function.Arguments = it.Name, it.Arguments
+			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == "assistant" {
+				out.Messages[n-1].ToolCalls = append(out.Messages[n-1].ToolCalls, call)
+			} else {
+				out.Messages = append(out.Messages, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{call}})
+			}
+		case "function_call_output":
+			out.Messages = append(out.Messages, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: it.Output})
+		default:
+			return nil, untranslatable(p + ".type")
+		}
+	}
+	for i, t := range r.Tools {
+		if t.Type != "function" {
+			return nil, untranslatable(fmt.Sprintf("tools[%d].type", i))
+		}
+		var ct chatTool
+		ct.Type = "function"
+		ct.Function.Name, ct.Function.Description, ct.Function.Strict = t.Name, t.Description, t.Strict
+		ct.Function.Parameters = t.Parameters
+		out.Tools = append(out.Tools, ct)
+	}
+	if len(r.ToolChoice) > 0 {
+		tc, err := toolChoice(r.ToolChoice)
+		if err != nil {
+			return nil, err
+		}
+		out.ToolChoice = tc
+	}
+	return json.Marshal(out)
+}
+
+func message(it Item, p string) (chatMessage, error) {
+	role := it.Role
+	if role == "developer" {
+		role = "system" // chat templates know system; OpenAI treats both alike
+	}
+	var parts []chatPart
+	for j, pt := range it.Content {
+		pp := fmt.Sprintf("%s.content[%d]", p, j)
+		switch pt.Type {
+		case "input_text", "output_text":
+			parts = append(parts, chatPart{Type: "text", Text: pt.Text})
+		case "refusal":
+			parts = append(parts, chatPart{Type: "text", Text: pt.Refusal})
+		case "input_image":
+			if it.Role != "user" || pt.ImageURL == "" {
+				return chatMessage{}, untranslatable(pp)
+			}
+			img := map[string]any{"url": pt.ImageURL}
+			if pt.Detail != "" {
+				img["detail"] = pt.Detail
+			}
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: img})
+		default:
+			return chatMessage{}, untranslatable(pp + ".type")
+		}
+	}
+	m := chatMessage{Role: role}
+	switch {
+	case len(parts) == 1 && parts[0].Type == "text", role != "user":
+		texts := make([]string, 0, len(parts))
+		for _, pt := range parts {
+			if pt.Type != "text" {
+				return chatMessage{}, untranslatable(p + ".content")
+			}
+			texts = append(texts, pt.Text)
+		}
+		m.Content = strings.Join(texts, "\n")
+	default:
+		m.Content = parts
+	}
+	return m, nil
+}
+
+// responseFormat is the chat response_format of a Responses text member.
+func responseFormat(raw json.RawMessage) (any, error) {
+	var t map[string]json.RawMessage
+	if json.Unmarshal(raw, &t) != nil {
+		return nil, bad("text", "text must be an object")
+	}
+	for k := range t {
+		if k != "format" {
+			return nil, untranslatable("text." + k)
+		}
+	}
+	f, ok := t["format"]
+	if !ok || string(f) == "null" {
+		return nil, nil
+	}
+	var format struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}
+	if json.Unmarshal(f, &format) != nil {
+		return nil, bad("text.format", "text.format must be an object")
+	}
+	switch format.Type {
+	case "text":
+		return nil, nil
+	case "json_object":
+		return map[string]string{"type": "json_object"}, nil
+	case "json_schema":
+		if format.Name == "" || len(format.Schema) == 0 {
+			return nil, bad("text.format", "a json_schema format needs a name and a schema")
+		}
+		js := map[string]any{"name": format.Name, "schema": format.Schema}
+		if format.Description != "" {
+			js["description"] = format.Description
+		}
+		if format.Strict != nil {
+			js["strict"] = *format.Strict
+		}
+		return map[string]any{"type": "json_schema", "json_schema": js}, nil
+	}
+	return nil, untranslatable("text.format.type")
+}

@@ -1,0 +1,128 @@
+package responses
+
+import (
+	"encoding/json"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/internal/strict"
+)
+
+// StreamValidator checks the events of one Responses stream: each has a
+// sequence_number greater than the one before; the first is
+// response.created; every event that carries the Response carries the
+// same id and model; output items are added at indexes 0, 1, 2...; there
+// is exactly one terminal event (response.completed, .incomplete or
+// .failed) and nothing after it but a tolerated [DONE]. Violations are
+// stream_inconsistent; an error event or a failed Response is
+// upstream_error_as_success; an end before the terminal event is
+// stream_truncated (End).
+type StreamValidator struct {
+	ID       string
+	Model    string
+	Status   string // of the terminal event's Response
+	Response *Response
+
+	seq      int64
+	started  bool
+	terminal bool
+	items    int
+}
+
+type streamEvent struct {
+	Type        string    `json:"type"`
+	Sequence    *int64    `json:"sequence_number"`
+	Response    *Response `json:"response"`
+	OutputIndex *int      `json:"output_index"`
+}
+
+func inconsistent(format string, args ...any) error {
+	return custody.Errorf(custody.CodeStreamInconsistent, "Responses stream: "+format, args...)
+}
+
+// Event checks one event's data.
+func (v *StreamValidator) Event(data []byte) error {
+	if string(data) == "[DONE]" {
+		if !v.terminal {
+			return inconsistent("[DONE] before the terminal event")
+		}
+		return nil
+	}
+	var e streamEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return inconsistent("an event is not a JSON object")
+	}
+	if err := strict.Check(data, eventMembers); err != nil {
+		return custody.Errorf(custody.CodeResponseAmbiguous, "upstream event: ambiguous members: %s", err)
+	}
+	if e.Type == "error" {
+		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream sent an error event inside a 200 stream")
+	}
+	if e.Sequence == nil {
+		return inconsistent("%s has no sequence_number", e.Type)
+	}
+	if v.started && *e.Sequence <= v.seq {
+		return inconsistent("sequence_number %d after %d", *e.Sequence, v.seq)
+	}
+	v.seq = *e.Sequence
+	if v.terminal {
+		return inconsistent("%s after the terminal event", e.Type)
+	}
+	if !v.started {
+		if e.Type != "response.created" || e.Response == nil || e.Response.ID == "" {
+			return inconsistent("the stream does not begin with response.created")
+		}
+		v.started = true
+		v.ID, v.Model = e.Response.ID, e.Response.Model
+	}
+	if r := e.Response; r != nil {
+		if r.ID != v.ID {
+			return inconsistent("an event carries another response's id")
+		}
+		if r.Model != v.Model {
+			return inconsistent("an event carries model %q in a stream of %q", r.Model, v.Model)
+		}
+	}
+	switch e.Type {
+	case "response.output_item.added":
+		if e.OutputIndex == nil || *e.OutputIndex != v.items {
+			return inconsistent("output item added at index %s, want %d", idx(e.OutputIndex), v.items)
+		}
+		v.items++
+	case "response.completed", "response.incomplete", "response.failed":
+		if e.Response == nil {
+			return inconsistent("%s without its Response", e.Type)
+		}
+		v.terminal = true
+		v.Status, v.Response = e.Response.Status, e.Response
+		want := map[string]string{"response.completed": StatusCompleted, "response.incomplete": StatusIncomplete,
+			"response.failed": StatusFailed}[e.Type]
+		if v.Status != want {
+			return inconsistent("%s with status %q", e.Type, v.Status)
+		}
+		return v.Response.Failure()
+	default:
+		if e.OutputIndex != nil && *e.OutputIndex >= v.items {
+			return inconsistent("%s for output item %d, which was not added", e.Type, *e.OutputIndex)
+		}
+	}
+	return nil
+}
+
+// Done reports whether the terminal event was seen.
+func (v *StreamValidator) Done() bool { return v.terminal }
+
+// End checks the end of the upstream's stream.
+func (v *StreamValidator) End() error {
+	if !v.terminal {
+		return custody.Errorf(custody.CodeStreamTruncated, "the upstream's Responses stream ended before its terminal event")
+	}
+	return nil
+}
+
+func idx(i *int) string {
+	if i == nil {
+		return "none"
+	}
+	b, _ := json.Marshal(*i)
+	return string(b)
+}

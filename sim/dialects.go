@@ -1,0 +1,407 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/anthropic"
+	"github.com/custody-gateway/custody/responses"
+	"github.com/custody-gateway/custody/template"
+)
+
+// The Anthropic Messages and OpenAI Responses endpoints. A request in
+// either dialect is read by custody's own dialect package, rendered as
+// the chat request it means, and served by the same stack as chat
+// (chatInfer: template, count, cache, prefill, decode, and every fault on
+// the way); the answer is written in the dialect. The faults whose
+// symptom is in the wire format take the dialect's form:
+//
+//   - error-as-200: the dialect's error body with 200; empty-choices and
+//     abort a Message with no stop_reason or a Response failed or still
+//     in_progress; empty-length max_tokens (incomplete) with no output.
+//   - stream-cut: the stream ends before message_stop or the Response's
+//     terminal event.
+//   - stream-interleave: another stream's message_start or
+//     response.created (sequence_number 0) appears after the first events.
+//   - duplicate-id, response-swap: the previous id or transcript of the
+//     same dialect.
+//
+// model faults, usage faults, ambiguous-model and id-echo-mismatch act as
+// in chat.
+func (s *Server) handleDialects() {
+	s.mux.HandleFunc("POST /v1/messages", s.adaptWith(s.messages, writeMessagesError))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.adaptWith(s.countTokens, writeMessagesError))
+	s.mux.HandleFunc("POST /v1/responses", s.adaptWith(s.responses, writeResponsesError))
+	s.mux.HandleFunc("POST /v1/responses/input_tokens", s.adaptWith(s.inputTokens, writeResponsesError))
+}
+
+// writeMessagesError writes err in Anthropic's error shape.
+func writeMessagesError(w http.ResponseWriter, err error) {
+	var ce *custody.Error
+	var status int
+	var body []byte
+	if errors.As(err, &ce) {
+		status, body = ce.Status(), anthropic.ErrorBody(ce)
+	} else {
+		ae := asAPIError(err)
+		status = ae.status
+		body, _ = json.Marshal(map[string]any{"type": "error", "error": map[string]string{
+			"type": anthropic.ErrorType(ae.status), "message": ae.code + ": " + ae.msg}})
+	}
+	writeStatusBody(w, status, body)
+}
+
+// writeResponsesError writes err in the Responses (OpenAI) error shape.
+func writeResponsesError(w http.ResponseWriter, err error) {
+	var ce *custody.Error
+	if errors.As(err, &ce) {
+		writeStatusBody(w, ce.Status(), responses.ErrorBody(ce))
+		return
+	}
+	writeError(w, err)
+}
+
+func writeStatusBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// dialectAnswer runs a dialect request's chat translation through the
+// stack and returns what chat would have answered, ready to translate:
+// the head (id from the dialect's own sequence), usage, and the
+// error-as-200 form in force. The caller releases res.
+func (s *Server) dialectAnswer(c *call, dialect string, chatBody []byte) (*result, envelope, *usage, Fault, error) {
+	creq, res, err := s.chatInfer(c, chatBody)
+	if err != nil {
+		return nil, envelope{}, nil, "", err
+	}
+	form := c.faults.errorAs200Form(res.digest)
+	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+	head, u := s.chatHead(c, creq, res)
+	head.ID = s.responseID(dialect, "", c.faults[FaultDuplicateID])
+	return res, head, u, form, nil
+}
+
+// messages serves POST /v1/messages.
+func (s *Server) messages(c *call) error {
+	req, err := anthropic.ParseRequest(c.body)
+	if err != nil {
+		return err
+	}
+	chatBody, err := req.ToChat()
+	if err != nil {
+		return err
+	}
+	res, head, u, form, err := s.dialectAnswer(c, "messages", chatBody)
+	if err != nil {
+		return err
+	}
+	defer res.release()
+	if req.Stream {
+		return s.writeEvents(c, "messages-stream", s.messageEvents(c, head, res, u, form))
+	}
+	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
+		return err
+	}
+	var body []byte
+	switch form {
+	case FaultErrorAs200Body:
+		body = []byte(`{"type":"error","error":{"type":"api_error","message":"prefill rejected the request: prompt too long"}}`)
+	case FaultErrorAs200Empty, FaultErrorAs200Abort:
+		text := content(res.tokens)
+		m := anthropic.MessageBody{ID: anthropic.MessageID(head.ID), Type: "message", Role: "assistant", Model: head.Model,
+			Content: []anthropic.OutBlock{}, Usage: anthropic.Usage{InputTokens: u.PromptTokens, OutputTokens: len(res.tokens)}}
+		if form == FaultErrorAs200Abort {
+			m.Content = append(m.Content, anthropic.OutBlock{Type: "text", Text: &text})
+		}
+		body, _ = json.Marshal(m)
+	default:
+		chat, err := chatCompletionBody(head, u, res, false, "")
+		if err != nil {
+			return err
+		}
+		if body, err = anthropic.FromChat(chat); err != nil {
+			return err
+		}
+	}
+	writeBody(c.w, s.swapBody("messages", body, c.faults[FaultResponseSwap]))
+	return nil
+}
+
+// messageEvents is the Messages stream of an answer, one group of events
+// per chat chunk.
+func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, form Fault) [][]byte {
+	chunks := chatStreamEvents(head, res, false, true, form, u.PromptTokensDetails)
+	var tr anthropic.StreamTranslator
+	var groups [][]byte
+	if form == FaultErrorAs200Body {
+		// The stream starts, then the upstream's error event.
+		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
+		return [][]byte{append([]byte(nil), first...), anthropic.AppendEvent(nil, "error",
+			json.RawMessage(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))}
+	}
+	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
+	for _, ch := range chunks {
+		if failed && containsFinish(ch, "abort") {
+			continue
+		}
+		b, err := tr.Chunk(ch)
+		if err != nil {
+			break
+		}
+		groups = append(groups, append([]byte(nil), b...))
+	}
+	var end []byte
+	if failed {
+		end = append([]byte(nil), tr.EndWithoutStop()...)
+	} else {
+		b, _ := tr.End()
+		end = append([]byte(nil), b...)
+	}
+	if c.faults[FaultStreamCut] {
+		end = cutLastEvent(end)
+	}
+	groups = append(groups, end)
+	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
+		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
+		foreign := anthropic.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
+			"message": anthropic.MessageBody{ID: anthropic.MessageID(other.id), Type: "message", Role: "assistant",
+				Model: head.Model, Content: []anthropic.OutBlock{}}})
+		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
+	}
+	return groups
+}
+
+// countTokens serves POST /v1/messages/count_tokens: the prompt as chat
+// would render and count it.
+func (s *Server) countTokens(c *call) error {
+	req, err := anthropic.ParseCountTokens(c.body)
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	chatBody, err := req.ToChat()
+	if err != nil {
+		return err
+	}
+	n, err := s.countChat(chatBody)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, map[string]int{"input_tokens": n})
+}
+
+// inputTokens serves POST /v1/responses/input_tokens, as countTokens.
+func (s *Server) inputTokens(c *call) error {
+	req, err := responses.ParseRequest(c.body)
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	chatBody, err := req.ToChat()
+	if err != nil {
+		return err
+	}
+	n, err := s.countChat(chatBody)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c.w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
+}
+
+// countChat is the token count of a chat body's rendered prompt, as
+// chatInfer counts it.
+func (s *Server) countChat(body []byte) (int, error) {
+	if _, _, err := parseChat(body); err != nil {
+		return 0, err
+	}
+	rendered, err := s.tmpl.Render(template.EngineLlamaCpp, body)
+	if err != nil {
+		return 0, badRequest("%s", err)
+	}
+	return s.counter.Count(rendered.Text), nil
+}
+
+// responses serves POST /v1/responses.
+func (s *Server) responses(c *call) error {
+	req, err := responses.ParseRequest(c.body)
+	if err != nil {
+		return err
+	}
+	chatBody, err := req.ToChat()
+	if err != nil {
+		return err
+	}
+	res, head, u, form, err := s.dialectAnswer(c, "responses", chatBody)
+	if err != nil {
+		return err
+	}
+	defer res.release()
+	if req.Stream {
+		return s.writeEvents(c, "responses-stream", s.responseEvents(c, req, head, res, u, form))
+	}
+	if err := sleep(c.r.Context(), time.Duration(len(res.tokens))*s.cfg.TokenDelay); err != nil {
+		return err
+	}
+	var body []byte
+	switch form {
+	case FaultErrorAs200Body:
+		body = errorAs200Body()
+	default:
+		f := form
+		if f == FaultErrorAs200Empty || f == FaultErrorAs200Abort {
+			res.finish = "stop"
+		}
+		chat, err := chatCompletionBody(head, u, res, false, "")
+		if err != nil {
+			return err
+		}
+		if body, err = req.FromChat(chat, head.Created); err != nil {
+			return err
+		}
+		switch f {
+		case FaultErrorAs200Empty:
+			body = setStatus(body, responses.StatusFailed, true)
+		case FaultErrorAs200Abort:
+			body = setStatus(body, responses.StatusInProgress, false)
+		}
+	}
+	writeBody(c.w, s.swapBody("responses", body, c.faults[FaultResponseSwap]))
+	return nil
+}
+
+// setStatus rewrites a Response's status (and, empty, drops its output).
+func setStatus(body []byte, status string, empty bool) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	m["status"], _ = json.Marshal(status)
+	if empty {
+		m["output"] = json.RawMessage("[]")
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// responseEvents is the Responses stream of an answer, one group of
+// events per chat chunk.
+func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, res *result, u *usage, form Fault) [][]byte {
+	tr := req.NewStreamTranslator(head.Created)
+	var groups [][]byte
+	if form == FaultErrorAs200Body {
+		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
+		groups = append(groups, append([]byte(nil), first...))
+		return append(groups, responses.AppendEvent(nil, "error", map[string]any{"type": "error",
+			"sequence_number": 2, "code": "server_error", "message": "prefill rejected the request"}))
+	}
+	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
+	for _, ch := range chatStreamEvents(head, res, false, true, form, u.PromptTokensDetails) {
+		if failed && containsFinish(ch, "abort") {
+			continue
+		}
+		b, err := tr.Chunk(ch)
+		if err != nil {
+			break
+		}
+		groups = append(groups, append([]byte(nil), b...))
+	}
+	var end []byte
+	if failed {
+		end = append([]byte(nil), tr.EndFailed()...)
+	} else {
+		b, _ := tr.End()
+		end = append([]byte(nil), b...)
+	}
+	if c.faults[FaultStreamCut] {
+		end = cutLastEvent(end)
+	}
+	groups = append(groups, end)
+	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
+		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
+		foreign := responses.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
+			"sequence_number": 0, "response": map[string]any{"id": responses.ResponseID(other.id), "object": "response",
+				"model": head.Model, "status": "in_progress", "output": []any{}}})
+		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
+	}
+	return groups
+}
+
+// containsFinish reports whether a chat chunk finishes with reason.
+func containsFinish(chunk []byte, reason string) bool {
+	var c struct {
+		Choices []struct {
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(chunk, &c) != nil {
+		return false
+	}
+	for _, ch := range c.Choices {
+		if ch.FinishReason != nil && *ch.FinishReason == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// cutLastEvent drops the last SSE event of b (stream-cut).
+func cutLastEvent(b []byte) []byte {
+	if len(b) < 2 {
+		return b
+	}
+	body := b[:len(b)-2] // the last event's blank line
+	for i := len(body) - 1; i > 0; i-- {
+		if body[i] == '\n' && body[i-1] == '\n' {
+			return b[:i+1]
+		}
+	}
+	return nil
+}
+
+// writeEvents writes a dialect's SSE stream, one token delay before each
+// group after the first; under response-swap the previous transcript of
+// kind is sent instead. No [DONE]: neither dialect has one.
+func (s *Server) writeEvents(c *call, kind string, groups [][]byte) error {
+	var transcript []byte
+	for _, g := range groups {
+		transcript = append(transcript, g...)
+	}
+	out := s.swapBody(kind, transcript, c.faults[FaultResponseSwap])
+	swapped := len(out) > 0 && len(transcript) > 0 && &out[0] != &transcript[0]
+	c.w.Header().Set("Content-Type", "text/event-stream")
+	c.w.Header().Set("Cache-Control", "no-cache")
+	c.w.WriteHeader(http.StatusOK)
+	flusher, _ := c.w.(http.Flusher)
+	if swapped || s.cfg.TokenDelay == 0 {
+		_, err := c.w.Write(out)
+		return wroteStream(err)
+	}
+	for i, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		if i > 0 {
+			if err := sleep(c.r.Context(), s.cfg.TokenDelay); err != nil {
+				return wroteStream(err)
+			}
+		}
+		if _, err := c.w.Write(g); err != nil {
+			return wroteStream(err)
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Tool calls. The toy model calls a tool when, and only when, the request
+// forces one (tool_choice "required" or a named function) and the
+// conversation does not already end with a tool's result: the call is the
+// named tool (or the first), its arguments an object with every property
+// of the tool's schema, strings filled with the answer's words, numbers
+// with its length, booleans true. Deterministic, so that a test can
+// expect the arguments, and enough for a tool round trip through every
+// dialect.
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// toolCall is the one call of a forced answer.
+type toolCall struct {
+	ID, Name, Arguments string
+}
+
+type wireToolCall struct {
+	Index    int          `json:"index"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// wire is the call as a message's tool_calls entry (whole) or a stream's
+// first delta of it (arguments to follow).
+func (t *toolCall) wire(whole bool) wireToolCall {
+	w := wireToolCall{ID: t.ID, Type: "function", Function: wireFunction{Name: t.Name}}
+	if whole {
+		w.Function.Arguments = t.Arguments
+	}
+	return w
+}
+
+// toolCallOf is the call the answer res makes to req, or nil.
+func toolCallOf(req *chatRequest, res *result) *toolCall {
+	if len(req.Tools) == 0 || len(res.tokens) == 0 || res.finish != "stop" && res.finish != "length" {
+		return nil
+	}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
+		return nil
+	}
+	name := ""
+	var choice struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	var mode string
+	switch {
+	case json.Unmarshal(req.ToolChoice, &mode) == nil && mode == "required":
+		name = req.Tools[0].Function.Name
+	case json.Unmarshal(req.ToolChoice, &choice) == nil && choice.Type == "function":
+		name = choice.Function.Name
+	default:
+		return nil
+	}
+	i := slices.IndexFunc(req.Tools, func(t chatTool) bool { return t.Function.Name == name })
+	if i < 0 {
+		return nil
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(req.Tools[i].Function.Parameters, &schema)
+	keys := make([]string, 0, len(schema.Properties))
+	for k := range schema.Properties {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	text := strings.Fields(content(res.tokens))
+	args := map[string]any{}
+	for j, k := range keys {
+		switch schema.Properties[k].Type {
+		case "integer", "number":
+			args[k] = len(res.tokens)
+		case "boolean":
+			args[k] = true
+		case "array":
+			args[k] = text
+		case "object":
+			args[k] = map[string]any{}
+		default:
+			args[k] = text[j%len(text)]
+		}
+	}
+	b, _ := json.Marshal(args)
+	res.finish = "tool_calls"
+	return &toolCall{ID: "call_" + randomID(8), Name: name, Arguments: string(b)}
+}
