@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +148,29 @@ func TestPct(t *testing.T) {
 	}
 	if pct(nil, 0.5) != 0 {
 		t.Error("pct of nothing is not 0")
+	}
+}
+
+// TestBuildCustodyAt: -baseline builds the custody of a git ref from its
+// own tree, and the binary runs.
+func TestBuildCustodyAt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds custody (-short)")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, cleanup, err := buildCustodyAt(root, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "custody") {
+		t.Fatalf("custody version: %v: %s", err, out)
+	}
+	if _, _, err := buildCustodyAt(root, "no-such-ref-"+strings.Repeat("x", 8)); err == nil {
+		t.Fatal("a ref that does not exist was built")
 	}
 }

@@ -11,7 +11,9 @@
 // which is too slow to put on every request's path, so Append goes through
 // a journal (journal.go): the leaf is written to an append-only file with
 // group-commit fdatasync and its index assigned there; Append returns once
-// that fsync is done. A single feeder goroutine hands journaled leaves to
+// that fsync is done (fsync_linux.go: through Linux AIO, waited for in the
+// network poller, when GOMAXPROCS=1, so that the fsync never holds the only
+// P). A single feeder goroutine hands journaled leaves to
 // tessera in index order, and Open re-feeds whatever the journal holds that
 // the log does not (a crash between the two). docs/ledger.md has the
 // formats and the figures.
@@ -21,6 +23,6 @@
 // (configleaf.go) record the rules in force, and every transaction leaf
 // names the one it was decided under.
 //
-// Files (salt.go, keys.go, journal.go, log.go, handler.go, witness.go,
-// configleaf.go) each hold one concept.
+// Files (salt.go, keys.go, journal.go, fsync_*.go, log.go, handler.go,
+// witness.go, configleaf.go) each hold one concept.
 package ledger

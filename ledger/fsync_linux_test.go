@@ -16,7 +16,7 @@ import (
 // not in a syscall that holds its P; the data it syncs is on disk, and a
 // bad file is an error, not a hang.
 func TestDataSyncerParksInPoller(t *testing.T) {
-	ds := newDataSyncer()
+	ds := newAIOSyncer()
 	defer ds.close()
 	if !ds.async() {
 		t.Fatal("Linux AIO (io_setup) refused: the journal falls back to fdatasync(2), which holds a P while it blocks")
@@ -83,3 +83,20 @@ func TestDataSyncerParksInPoller(t *testing.T) {
 
 //go:noinline
 func syncForTest(ds *dataSyncer, f *os.File) error { return ds.sync(f) }
+
+// TestDataSyncerByGOMAXPROCS: the journal uses AIO when the runtime has
+// one P (a blocking fdatasync would stop everything) and fdatasync(2)
+// when it has more (quicker, and the other Ps carry on).
+func TestDataSyncerByGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if ds := newDataSyncer(); ds.async() {
+		ds.close()
+		t.Error("GOMAXPROCS=2: AIO, want fdatasync(2)")
+	}
+	runtime.GOMAXPROCS(1)
+	ds := newDataSyncer()
+	defer ds.close()
+	if !ds.async() {
+		t.Error("GOMAXPROCS=1: fdatasync(2), want AIO")
+	}
+}

@@ -12,6 +12,8 @@ type dataSyncer struct{}
 
 func newDataSyncer() *dataSyncer { return &dataSyncer{} }
 
+func newAIOSyncer() *dataSyncer { return &dataSyncer{} }
+
 func (*dataSyncer) async() bool { return false }
 
 func (*dataSyncer) sync(f *os.File) error { return fdatasync(f) }
