@@ -49,7 +49,7 @@ func blockDir(t *testing.T, root, dir string) (unblock func()) {
 func TestLogRecoversInProcess(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		dir string // holds the partial bundle or tile after the first full one
+		dir  string // holds the partial bundle or tile after the first full one
 	}{
 		{"entry bundles", filepath.Dir(layout.EntriesPath(1, 1))},
 		{"hash tiles", filepath.Dir(layout.TilePath(0, 1, 1))},
