@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,27 +65,9 @@ func TestLogRecoversInProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close(ctx)
-			acked := map[uint64][]byte{}
+			acked := fillBundle(t, l)
 			var mu sync.Mutex
 			var wg sync.WaitGroup
-			for g := range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := range layout.EntryBundleWidth / 16 {
-						r, err := l.Append(ctx, sampleTx(l, fmt.Sprintf("before-%d-%d", g, i), nil, nil))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						mu.Lock()
-						acked[r.Index] = r.Leaf
-						mu.Unlock()
-					}
-				}()
-			}
-			wg.Wait()
-			waitSize(t, l, layout.EntryBundleWidth)
 			unblock := blockDir(t, filepath.Join(dir, logDir), tc.dir)
 
 			// Durable in the journal, so acknowledged, though the log cannot
@@ -156,39 +139,7 @@ func TestLogRecoversInProcess(t *testing.T) {
 			if !strings.Contains(logs.String(), "the log recovered") {
 				t.Errorf("the recovery is not logged:\n%s", logs.String())
 			}
-			waitSize(t, l, uint64(len(acked)))
-
-			found := 0
-			for e, err := range l.Entries(ctx, 0) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, ok := acked[e.Index]
-				if !ok {
-					t.Fatalf("index %d was never acknowledged", e.Index)
-				}
-				if !bytes.Equal(e.Leaf, want) {
-					t.Fatalf("index %d holds another leaf than the one acknowledged", e.Index)
-				}
-				found++
-			}
-			if found != len(acked) {
-				t.Fatalf("%d of %d acknowledged leaves in the log", found, len(acked))
-			}
-			if err := l.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			src, err := verify.OpenSource(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := verify.Audit(ctx, src, l.Verifier(), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Size != uint64(len(acked)) {
-				t.Errorf("audited size %d, want %d", rep.Size, len(acked))
-			}
+			checkLog(t, l, dir, acked)
 		})
 	}
 }
@@ -237,5 +188,173 @@ func waitSize(t *testing.T, l *Log, n uint64) {
 			t.Fatalf("size %d after 10s, want %d", l.Size(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// fillBundle appends a full entry bundle of leaves, concurrently, and
+// returns them by index once they are integrated.
+func fillBundle(t *testing.T, l *Log) map[uint64][]byte {
+	t.Helper()
+	acked := map[uint64][]byte{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range layout.EntryBundleWidth / 16 {
+				r, err := l.Append(context.Background(), sampleTx(l, fmt.Sprintf("before-%d-%d", g, i), nil, nil))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				acked[r.Index] = r.Leaf
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	waitSize(t, l, layout.EntryBundleWidth)
+	return acked
+}
+
+// checkLog waits until every acknowledged leaf is integrated, checks that
+// the log holds exactly them, each at its index, closes l and audits dir.
+func checkLog(t *testing.T, l *Log, dir string, acked map[uint64][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	waitSize(t, l, uint64(len(acked)))
+	found := 0
+	for e, err := range l.Entries(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok := acked[e.Index]
+		if !ok {
+			t.Fatalf("index %d was never acknowledged", e.Index)
+		}
+		if !bytes.Equal(e.Leaf, want) {
+			t.Fatalf("index %d holds another leaf than the one acknowledged", e.Index)
+		}
+		found++
+	}
+	if found != len(acked) {
+		t.Fatalf("%d of %d acknowledged leaves in the log", found, len(acked))
+	}
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src, err := verify.OpenSource(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := verify.Audit(ctx, src, l.Verifier(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Size != uint64(len(acked)) {
+		t.Errorf("audited size %d, want %d", rep.Size, len(acked))
+	}
+}
+
+// waitReady waits until Ready reports want (nil, or any error).
+func waitReady(t *testing.T, l *Log, ready bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for (l.Ready() == nil) != ready {
+		if time.Now().After(deadline) {
+			t.Fatalf("Ready after 10s: %v, want ready %v", l.Ready(), ready)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLogRecoveryUnderLoad: appenders run on through the failure, the
+// recovery and after: every acknowledged leaf ends up at its index, and
+// the log holds nothing else.
+func TestLogRecoveryUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := Open(ctx, Config{Dir: dir, Origin: "test.custody/log", CheckpointInterval: 100 * time.Millisecond,
+		JournalSegmentSize: 1 << 20, logRetry: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(ctx)
+	acked := fillBundle(t, l)
+	unblock := blockDir(t, filepath.Join(dir, logDir), filepath.Dir(layout.EntriesPath(1, 1)))
+
+	var mu sync.Mutex
+	var refused, after atomic.Int64
+	var recovered, stop atomic.Bool
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				rec := recovered.Load()
+				r, err := l.Append(ctx, sampleTx(l, fmt.Sprintf("load-%d-%d", g, i), nil, nil))
+				if err != nil {
+					if !errors.Is(err, custody.ErrLedgerUnavailable) {
+						t.Errorf("append: %v", err)
+						return
+					}
+					refused.Add(1)
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				if rec {
+					after.Add(1)
+				}
+				mu.Lock()
+				acked[r.Index] = r.Leaf
+				mu.Unlock()
+			}
+		}()
+	}
+	waitReady(t, l, false)
+	time.Sleep(200 * time.Millisecond)
+	unblock()
+	waitReady(t, l, true)
+	recovered.Store(true)
+	time.Sleep(200 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if refused.Load() == 0 || after.Load() == 0 {
+		t.Fatalf("%d appends refused during the fault, %d acknowledged after it", refused.Load(), after.Load())
+	}
+	t.Logf("%d acknowledged, %d refused, %d after recovery", len(acked), refused.Load(), after.Load())
+	checkLog(t, l, dir, acked)
+}
+
+// TestLogRecoveryKeepsWitnesses: the appender recovery starts has the
+// first one's witnesses: checkpoints after it are cosigned.
+func TestLogRecoveryKeepsWitnesses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w := newFakeWitness(t, "w1.test")
+	l, err := Open(ctx, Config{Dir: dir, Origin: "test.custody/log", CheckpointInterval: 100 * time.Millisecond,
+		JournalSegmentSize: 1 << 20, logRetry: 20 * time.Millisecond,
+		Witnesses: []Witness{{Name: w.name, VKey: w.vkey, URL: w.URL + "/"}}, WitnessTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(ctx)
+	unblock := blockDir(t, filepath.Join(dir, logDir), filepath.Dir(layout.EntriesPath(0, 1)))
+	if _, err := l.AppendIndex(ctx, sampleTx(l, "journaled", nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, l, false)
+	unblock()
+	waitReady(t, l, true)
+	idx, err := l.AppendIndex(ctx, sampleTx(l, "after", nil, nil))
+	if err != nil || idx != 1 {
+		t.Fatalf("append after recovery: %d %v, want index 1", idx, err)
+	}
+	r := integrated(t, l, idx, "after")
+	if !r.Cosigned {
+		t.Errorf("checkpoint after recovery not cosigned:\n%s", r.Checkpoint)
 	}
 }
