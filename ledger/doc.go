@@ -15,14 +15,16 @@
 // network poller, when GOMAXPROCS=1, so that the fsync never holds the only
 // P). A single feeder goroutine hands journaled leaves to
 // tessera in index order, and Open re-feeds whatever the journal holds that
-// the log does not (a crash between the two). docs/ledger.md has the
-// formats and the figures.
+// the log does not (a crash between the two). When tessera fails to
+// integrate, the feeder replaces its appender and re-adds the pending
+// leaves in process (logrecovery.go). docs/ledger.md has the formats and
+// the figures.
 //
 // With witnesses (witness.go), tessera publishes a checkpoint only once
 // their quorum has cosigned it; appends never wait for them. Config leaves
 // (configleaf.go) record the rules in force, and every transaction leaf
 // names the one it was decided under.
 //
-// Files (salt.go, keys.go, journal.go, fsync_*.go, log.go, handler.go,
+// Files (salt.go, keys.go, journal.go, fsync_*.go, log.go, logrecovery.go, handler.go,
 // witness.go, configleaf.go) each hold one concept.
 package ledger

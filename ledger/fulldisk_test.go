@@ -140,7 +140,7 @@ func TestLogFailureIsLoggedAndNotReady(t *testing.T) {
 	if !errors.Is(l.Ready(), ErrNotReady) {
 		t.Errorf("Ready: %v", l.Ready())
 	}
-	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "a restart integrates them") {
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "recovery integrates them") {
 		t.Errorf("the failure is not logged with what to do:\n%s", out)
 	}
 }

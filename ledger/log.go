@@ -86,6 +86,7 @@ type Config struct {
 	// journalFault is the journal's fault injection (tests only).
 	journalFault func(path string, off int64) error
 	journalRetry time.Duration // how often a failed journal retries (default 1s)
+	logRetry     time.Duration // how often a failed log retries (default 1s)
 }
 
 // Log is custody's ledger: Append makes a transaction's leaf durable and
@@ -97,11 +98,18 @@ type Log struct {
 	origin  string
 	logPath string
 
-	app      *tessera.Appender
-	reader   tessera.LogReader
-	shutdown func(context.Context) error
-	cancel   context.CancelFunc // stops tessera's background work
-	lock     *os.File
+	// tl is the tessera appender in use: Open's first, replaced by
+	// recoverLog when it fails. The feeder owns it after Open; Close reads
+	// it after the feeder has returned. Nil while recovery has none.
+	tl *tlog
+	// reader reads the log's files; it keeps no state, so the first
+	// appender's serves for the life of the Log, whichever appender writes.
+	reader tessera.LogReader
+	// pcfg and opts build each appender (witnesses included), so that a
+	// replacement is configured as the first was.
+	pcfg posix.Config
+	opts *tessera.AppendOptions
+	lock *os.File
 
 	j   *journal
 	wit *witnessing // nil without witnesses
@@ -137,6 +145,9 @@ type feedBatch struct {
 type feedFuture struct {
 	index  uint64
 	future tessera.IndexFuture
+	// barrier, when set, is closed by the resolver once every future sent
+	// before it is resolved (the future is then nil).
+	barrier chan struct{}
 }
 
 // Open opens (creating on first start) the ledger in cfg.Dir. Before it
@@ -165,6 +176,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = 65536
+	}
+	if cfg.logRetry <= 0 {
+		cfg.logRetry = time.Second
 	}
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, journalDir)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -214,50 +228,76 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 		wit, pcfg.HTTPClient = w, w.client
 		opts = opts.WithWitnesses(group, wopts)
 	}
-	drv, err := posix.New(ctx, pcfg)
-	if err != nil {
-		return nil, err
-	}
-	tctx, cancel := context.WithCancel(context.Background())
-	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, opts)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
 	l := &Log{
 		cfg: cfg, keys: k, origin: k.signer.Name(), logPath: logPath,
-		app: app, reader: reader, shutdown: shutdown, cancel: cancel, wit: wit,
+		pcfg: pcfg, opts: opts, wit: wit,
 		pending:  map[uint64][]byte{},
 		feed:     make(chan feedBatch, 4096),
 		futures:  make(chan feedFuture, 1<<16),
 		resolved: make(chan struct{}),
 	}
-	size, err := reader.IntegratedSize(ctx)
+	if l.tl, err = l.startTessera(ctx); err != nil {
+		return nil, err
+	}
+	l.reader = l.tl.reader
+	size, err := l.reader.IntegratedSize(ctx)
 	if err != nil {
-		cancel()
+		l.tl.cancel()
 		return nil, fmt.Errorf("reading log size: %w", err)
 	}
 	next, segs, err := l.recover(ctx, size)
 	if err != nil {
-		cancel()
+		l.tl.cancel()
 		return nil, err
 	}
 	l.integrated.Store(next)
 	cl, err := l.lastConfigLeaf(ctx, next)
 	if err != nil {
-		cancel()
+		l.tl.cancel()
 		return nil, err
 	}
 	l.configLeaf.Store(cl)
-	go l.feedLoop(tctx)
+	go l.feedLoop(next)
 	go l.resolveLoop()
 	l.j, err = openJournal(filepath.Join(cfg.Dir, journalDir), cfg.JournalSegmentSize, next, segs, l.durable, l.integrated.Load, cfg.journalFault, cfg.journalRetry)
 	if err != nil {
 		close(l.feed)
-		cancel()
+		<-l.resolved
+		l.tl.cancel()
 		return nil, err
 	}
 	return l, nil
+}
+
+// tlog is one tessera appender on the log directory.
+type tlog struct {
+	app      *tessera.Appender
+	reader   tessera.LogReader
+	ctx      context.Context // the appender's background work; Adds run under it
+	shutdown func(context.Context) error
+	cancel   context.CancelFunc // stops the background work
+}
+
+// startTessera opens a POSIX driver and an appender on the log directory.
+func (l *Log) startTessera(ctx context.Context) (*tlog, error) {
+	drv, err := posix.New(ctx, l.pcfg)
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := context.WithCancel(context.Background())
+	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, l.opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &tlog{app: app, reader: reader, ctx: tctx, shutdown: shutdown, cancel: cancel}, nil
+}
+
+// stop shuts the appender down within ctx and stops its background work.
+func (t *tlog) stop(ctx context.Context) error {
+	err := t.shutdown(ctx)
+	t.cancel()
+	return err
 }
 
 // recover integrates the journal records the log lacks, in order, and
@@ -278,7 +318,7 @@ func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error
 		if r.index != size+uint64(len(futures)) {
 			return 0, nil, fmt.Errorf("journal: record %d but the log has %d leaves", r.index, size)
 		}
-		futures = append(futures, feedFuture{index: r.index, future: l.app.Add(ctx, tessera.NewEntry(r.leaf))})
+		futures = append(futures, feedFuture{index: r.index, future: l.tl.app.Add(ctx, tessera.NewEntry(r.leaf))})
 	}
 	for _, f := range futures {
 		if err := checkFuture(f); err != nil {
@@ -316,7 +356,12 @@ func (l *Log) durable(first uint64, leaves [][]byte) {
 // load the rounds grow, so tessera's fixed cost per batch (a dozen fsyncs)
 // is shared by more leaves; feeding leaves as they come instead leaves
 // tessera flushing one small batch per BatchMaxAge and falling behind.
-func (l *Log) feedLoop(ctx context.Context) {
+//
+// next is the first index not yet given to tessera. When a round fails,
+// nothing more goes to that appender (a later batch would land at the
+// failed one's indices): recoverLog replaces it and re-adds every pending
+// leaf, and the feeder skips the ones it re-added.
+func (l *Log) feedLoop(next uint64) {
 	defer close(l.futures)
 	for {
 		b, ok := <-l.feed
@@ -336,14 +381,32 @@ func (l *Log) feedLoop(ctx context.Context) {
 				break drain
 			}
 		}
-		var last tessera.IndexFuture
+		var last feedFuture
 		for _, b := range round {
 			for i, leaf := range b.leaves {
-				last = l.app.Add(ctx, tessera.NewEntry(leaf))
-				l.futures <- feedFuture{index: b.first + uint64(i), future: last}
+				idx := b.first + uint64(i)
+				if idx < next {
+					continue // re-added by recoverLog
+				}
+				last = feedFuture{index: idx, future: l.tl.app.Add(l.tl.ctx, tessera.NewEntry(leaf))}
+				l.futures <- last
+				next = idx + 1
 			}
 		}
-		last() // futures are memoized: the resolver gets the same answer
+		if last.future == nil {
+			continue
+		}
+		// Futures are memoized: the resolver gets the same answer. The
+		// last one is at its index only if every batch before it was.
+		if err := checkFuture(last); err != nil {
+			barrier := make(chan struct{})
+			l.futures <- feedFuture{barrier: barrier}
+			<-barrier // the resolver has seen the failure and stopped
+			l.failed.CompareAndSwap(nil, &err)
+			if next, ok = l.recoverLog(); !ok {
+				return
+			}
+		}
 	}
 }
 
@@ -351,13 +414,17 @@ func (l *Log) feedLoop(ctx context.Context) {
 func (l *Log) resolveLoop() {
 	defer close(l.resolved)
 	for f := range l.futures {
-		if l.failed.Load() != nil {
+		if f.barrier != nil {
+			close(f.barrier)
 			continue
+		}
+		if l.failed.Load() != nil {
+			continue // the rest of a failed round: recoverLog re-adds it
 		}
 		if err := checkFuture(f); err != nil {
 			l.failed.Store(&err)
-			l.cfg.Logger.Error("the log failed to integrate a journaled leaf: every Append is refused until custody restarts; "+
-				"the journal holds every acknowledged leaf and a restart integrates them (free disk space first if the disk is full)",
+			l.cfg.Logger.Error("the log failed to integrate a journaled leaf: Appends are refused until it recovers, which custody tries every second by itself; "+
+				"the journal holds every acknowledged leaf and recovery integrates them (free disk space if the disk is full)",
 				"index", f.index, "err", err)
 			continue
 		}
@@ -581,7 +648,8 @@ func (l *Log) Entries(ctx context.Context, from uint64) iter.Seq2[Entry, error] 
 var ErrNotReady = errors.New("ledger not ready")
 
 // Ready reports whether Append can make leaves durable now: not after
-// Close, not after tessera refused a leaf, and not while the journal's
+// Close, not while tessera's last batch failed and recoverLog has not
+// replaced it yet, and not while the journal's
 // last write failed (a full disk, an I/O error) and it has not recovered
 // yet; it recovers by itself once the disk takes writes again.
 func (l *Log) Ready() error {
@@ -635,8 +703,9 @@ func (l *Log) Close(ctx context.Context) error {
 		if p := l.failed.Load(); p != nil {
 			errs = append(errs, *p)
 		}
-		errs = append(errs, l.shutdown(ctx))
-		l.cancel()
+		if l.tl != nil { // written by the feeder, which has returned
+			errs = append(errs, l.tl.stop(ctx))
+		}
 		l.j.removeIntegrated()
 		errs = append(errs, l.lock.Close())
 		if err := errors.Join(errs...); err != nil {
