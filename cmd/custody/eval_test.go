@@ -203,7 +203,13 @@ func TestEvalSuiteFollowsThePath(t *testing.T) {
 
 	// Both runs are leaves of the ledger and events of the timeline.
 	for _, tc := range []struct{ id, decision string }{{passedLeaf, "passed"}, {failedLeaf, "failed"}} {
-		resp, body := get(t, s.URL+"/v1/custody/records?request_id="+tc.id, "adm-test")
+		// The index is written in the background: wait for the record.
+		var resp *http.Response
+		var body string
+		waitFor(t, 10*time.Second, func() bool {
+			resp, body = get(t, s.URL+"/v1/custody/records?request_id="+tc.id, "adm-test")
+			return resp.StatusCode != 200 || strings.Contains(body, tc.id)
+		}, "the "+tc.decision+" run's record in the index")
 		var recs struct {
 			Data []struct {
 				Endpoint  string `json:"endpoint"`
