@@ -79,13 +79,18 @@ type journal struct {
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
 
-	prepared  chan *os.File  // capacity 1: the next segment, zero-filled
+	prepared  chan *os.File  // capacity 1: the next segment, zero-filled (nil: its filling failed)
 	preparing sync.WaitGroup // the goroutine filling it
+	// filling is set while a preparer runs (syncer only): at most one
+	// fills preparedName, or two would zero the same file, one of them
+	// the segment the other's was renamed to.
+	filling bool
 
 	// Owned by the syncer goroutine.
 	ds       *dataSyncer // its fdatasync, waited for in the poller where it can be
 	f        *os.File
 	segSize  int64
+	segPath  string   // f's path (f.Name() is next.prepared's for a renamed one)
 	segments []uint64 // first index of each segment still on disk, ascending
 	spare    []byte
 	dirty    bool // bytes past segSize in f belong to a failed write
@@ -135,9 +140,12 @@ func segmentName(first uint64) string { return fmt.Sprintf("%016x%s", first, seg
 func (j *journal) newSegment(first uint64) error {
 	p := filepath.Join(j.dir, segmentName(first))
 	var f *os.File
-	select {
-	case f = <-j.prepared:
-	default:
+	if j.filling {
+		select {
+		case f = <-j.prepared:
+			j.filling = false
+		default: // still filling: this segment is filled here, below
+		}
 	}
 	if f != nil {
 		if err := os.Rename(filepath.Join(j.dir, preparedName), p); err != nil {
@@ -158,17 +166,19 @@ func (j *journal) newSegment(first uint64) error {
 	if j.f != nil {
 		j.f.Close()
 	}
-	j.f, j.segSize = f, 0
+	j.f, j.segSize, j.segPath = f, 0, p
 	if n := len(j.segments); n == 0 || j.segments[n-1] != first {
 		j.segments = append(j.segments, first)
 	}
-	j.preparing.Add(1)
-	go func() {
-		defer j.preparing.Done()
-		if f, err := j.zeroFile(filepath.Join(j.dir, preparedName)); err == nil {
+	if !j.filling {
+		j.filling = true
+		j.preparing.Add(1)
+		go func() {
+			defer j.preparing.Done()
+			f, _ := j.zeroFile(filepath.Join(j.dir, preparedName)) // nil on failure: the next rotation fills its own
 			j.prepared <- f
-		}
-	}()
+		}()
+	}
 	return nil
 }
 
@@ -345,7 +355,7 @@ func (j *journal) recover(next uint64) error {
 
 // write makes b durable in the current segment.
 func (j *journal) write(b []byte) error {
-	err := j.faultAt(j.f.Name(), j.segSize)
+	err := j.faultAt(j.segPath, j.segSize)
 	if err == nil {
 		_, err = j.f.WriteAt(b, j.segSize)
 	}
@@ -403,7 +413,9 @@ func (j *journal) close() error {
 	j.preparing.Wait()
 	select {
 	case f := <-j.prepared:
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 	default:
 	}
 	return j.f.Close()
