@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/custody-gateway/custody/internal/coalesce"
+
 	"github.com/custody-gateway/custody/tokenize"
 )
 
@@ -96,10 +98,7 @@ type route struct {
 	index int
 	t     Target
 
-	runMu sync.Mutex // held for a whole run or enrollment: one at a time
-
-	tmu       sync.Mutex
-	triggered bool // a triggered run waits to start; guarded by tmu
+	runs coalesce.Runs // held for a whole run or enrollment: one at a time
 
 	emu      sync.Mutex
 	loaded   bool        // guarded by emu
@@ -383,19 +382,7 @@ func (r *Runner) Trigger(model string, index int) {
 	if rt == nil {
 		return
 	}
-	rt.tmu.Lock()
-	if rt.triggered {
-		rt.tmu.Unlock()
-		return
-	}
-	rt.triggered = true
-	rt.tmu.Unlock()
-	r.wg.Go(func() {
-		rt.runMu.Lock()
-		defer rt.runMu.Unlock()
-		rt.tmu.Lock()
-		rt.triggered = false
-		rt.tmu.Unlock()
+	rt.runs.Trigger(&r.wg, func() {
 		if r.ctx.Err() == nil {
 			r.runLocked(r.ctx, rt)
 		}
@@ -414,8 +401,8 @@ func (r *Runner) Reenroll(ctx context.Context, model string, index int) (Event, 
 	if rt == nil {
 		return Event{}, fmt.Errorf("%w: route %d of %s", ErrUnknownRoute, index, model)
 	}
-	rt.runMu.Lock()
-	defer rt.runMu.Unlock()
+	rt.runs.Lock()
+	defer rt.runs.Unlock()
 	e, f := r.enroll(ctx, rt.t)
 	if f != nil {
 		return Event{}, fmt.Errorf("%w: %s: %s", ErrEnroll, rt.t.Name(), f.Evidence)
@@ -465,12 +452,12 @@ func (r *Runner) storeEnrollment(rt *route, e *Enrollment) error {
 }
 
 func (r *Runner) runRoute(ctx context.Context, rt *route) Report {
-	rt.runMu.Lock()
-	defer rt.runMu.Unlock()
+	rt.runs.Lock()
+	defer rt.runs.Unlock()
 	return r.runLocked(ctx, rt)
 }
 
-// runLocked runs the probes of rt (rt.runMu held) and folds the run into
+// runLocked runs the probes of rt (rt.runs held) and folds the run into
 // its health.
 func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 	name := rt.t.Name()

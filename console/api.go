@@ -96,8 +96,23 @@ type breakdownAnswer struct {
 }
 
 type logAnswer struct {
-	Origin     string `json:"origin"`
-	Size       uint64 `json:"size"`
+	Origin      string `json:"origin"`
+	Size        uint64 `json:"size"`
+	Unpublished uint64 `json:"unpublished"`
+	// Witnesses is nil without ledger.witnesses.
+	Witnesses *struct {
+		Quorum    int    `json:"quorum"`
+		QuorumMet bool   `json:"quorum_met"`
+		Reason    string `json:"reason"`
+		Cosigned  bool   `json:"cosigned"`
+		Witnesses []struct {
+			Name         string     `json:"name"`
+			Up           bool       `json:"up"`
+			LastError    string     `json:"last_error"`
+			LastAnswer   *time.Time `json:"last_answer"`
+			LastCosigned *time.Time `json:"last_cosigned"`
+		} `json:"witnesses"`
+	} `json:"witnesses"`
 	Checkpoint *struct {
 		Size         uint64    `json:"size"`
 		Signers      []string  `json:"signers"`

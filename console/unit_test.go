@@ -220,3 +220,57 @@ func TestEvalPanelStates(t *testing.T) {
 		t.Errorf("a panel for a route no suite covers, or a passing case listed as failing:\n%s", page)
 	}
 }
+
+// The log card shows the witness quorum's state as GET /v1/custody/log
+// reports it: met or not and why, whether the latest checkpoint is
+// cosigned, each witness, and the leaves waiting for a checkpoint.
+func TestLogCardWitnesses(t *testing.T) {
+	c, err := New(Config{IsAdminKey: func(string) bool { return false }, API: http.NotFoundHandler()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(answer string) string {
+		t.Helper()
+		var lg logAnswer
+		if err := json.Unmarshal([]byte(answer), &lg); err != nil {
+			t.Fatal(err)
+		}
+		d := summarize(statsAnswer{Buckets: 1}, nil, func(string) bool { return true })
+		d.Log = &lg
+		var b bytes.Buffer
+		if err := c.pages["overview"].Execute(&b, map[string]any{"Page": "overview", "Now": time.Now(), "Data": d}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	const cp = `"checkpoint":{"origin":"o","size":7,"root_hash":"h","signers":["o","w1"],"cosignatures":["w1"],"seen_at":"2026-12-01T10:00:00Z","age_ms":1000}`
+	page := render(`{"object":"log","origin":"o","size":9,"unpublished":2,` + cp + `,"witnesses":{"quorum":2,"quorum_met":false,
+		"reason":"witness quorum not met: 1 of 2 witnesses answer, 2 needed","cosigned":false,"witnesses":[
+		{"name":"w1","up":true,"last_error":"","last_answer":"2026-12-01T10:00:00Z","last_cosigned":"2026-12-01T10:00:00Z"},
+		{"name":"w2","up":false,"last_error":"unreachable (connection refused)","last_answer":null,"last_cosigned":null}]}}`)
+	for _, want := range []string{
+		`<td id="witness-quorum"><strong class="bad">not met</strong>: 2 of 2 must cosign;`, `latest checkpoint <strong class="bad">not cosigned</strong>`,
+		`<td id="witness-reason" class="bad">witness quorum not met: 1 of 2 witnesses answer, 2 needed</td>`,
+		`<tr id="witness-w1"><th>w1</th><td>up;`, `answered 2026-12-01 10:00:00Z, cosigned 2026-12-01 10:00:00Z`,
+		`<tr id="witness-w2"><th>w2</th><td><strong class="bad">down</strong>: unreachable (connection refused);`, `answered —, cosigned —`,
+		`<span class="bad">2 leaves</span> no published checkpoint covers yet`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("log card lacks %s", want)
+		}
+	}
+	page = render(`{"object":"log","origin":"o","size":7,"unpublished":0,` + cp + `,"witnesses":{"quorum":1,"quorum_met":true,"reason":"","cosigned":true,"witnesses":[
+		{"name":"w1","up":true,"last_error":"","last_answer":"2026-12-01T10:00:00Z","last_cosigned":"2026-12-01T10:00:00Z"}]}}`)
+	for _, want := range []string{`<td id="witness-quorum">met: 1 of 1 must cosign;`, `latest checkpoint cosigned</td>`, `<td id="log-unpublished">none</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("log card lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "witness-reason") {
+		t.Error("a reason shown for a met quorum")
+	}
+	page = render(`{"object":"log","origin":"o","size":0,"unpublished":0,"checkpoint":null,"witnesses":null}`)
+	if strings.Contains(page, "witness-quorum") {
+		t.Error("a witness quorum shown without witnesses")
+	}
+}

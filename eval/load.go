@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/custody-gateway/custody/internal/jsonschema"
 )
 
 // Limits of a suite file: a run is one ledger leaf, which names every
@@ -134,7 +136,7 @@ func members(raw []byte, what string, known ...string) (map[string]json.RawMessa
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("%s: unknown member %q (want %s)", what, truncate(unknown[0], 40), strings.Join(known, ", "))
+		return nil, fmt.Errorf("%s: unknown member %q (want %s)", what, jsonschema.Truncate(unknown[0], 40), strings.Join(known, ", "))
 	}
 	return m, nil
 }
@@ -155,7 +157,7 @@ func parseCase(line []byte) (Case, error) {
 		return c, errors.New("id: required, a string")
 	}
 	if len(c.ID) > maxIDLen || !caseID.MatchString(c.ID) {
-		return c, fmt.Errorf("id %q: letters, digits and . _ : - only, at most %d", truncate(c.ID, maxIDLen), maxIDLen)
+		return c, fmt.Errorf("id %q: letters, digits and . _ : - only, at most %d", jsonschema.Truncate(c.ID, maxIDLen), maxIDLen)
 	}
 	fail := func(format string, args ...any) (Case, error) {
 		return c, fmt.Errorf("case %s: %s", c.ID, fmt.Sprintf(format, args...))

@@ -42,13 +42,13 @@ func (p Path) String() string {
 // CaseResult is one case's outcome in a run. Reason names the assertion
 // that failed, never answer text; Digest is the outcome digest.
 type CaseResult struct {
-	ID      string        `json:"id"`
-	Pass    bool          `json:"pass"`
-	Reason  string        `json:"reason,omitempty"`
-	Status  int           `json:"status"`
-	Code    string        `json:"code,omitempty"` // custody's rejection code
-	Latency time.Duration `json:"latency_ns"`
-	Digest  string        `json:"digest"`
+	ID      string
+	Pass    bool
+	Reason  string
+	Status  int
+	Code    string // custody's rejection code
+	Latency time.Duration
+	Digest  string
 }
 
 // BaselineRef is the baseline a run was compared with.
@@ -60,39 +60,42 @@ type BaselineRef struct {
 	Recorded bool `json:"recorded"`
 }
 
-// Report is one run of one suite on one route.
+// Report is one run of one suite on one route. It is not a wire format:
+// the admin API shows it in its own style (snake_case, durations in
+// milliseconds, lists never null; gateway/evals.go), so it has no JSON
+// tags that could drift from that.
 type Report struct {
-	Suite       string        `json:"suite"`
-	SuiteDigest string        `json:"suite_digest"` // hex SHA-256 of the suite file
-	Route       string        `json:"route"`        // MODEL/PROVIDER
-	Model       string        `json:"model"`
-	Index       int           `json:"index"`
-	Path        Path          `json:"path"`
-	Trigger     Trigger       `json:"trigger"`
-	Time        time.Time     `json:"time"`
-	Duration    time.Duration `json:"duration_ns"`
-	Cases       []CaseResult  `json:"cases"`
-	Passed      int           `json:"passed"`
-	Total       int           `json:"total"`
-	Ratio       float64       `json:"ratio"`
-	Threshold   float64       `json:"threshold"`
-	OK          bool          `json:"ok"` // Ratio reached Threshold, on one path
+	Suite       string
+	SuiteDigest string // hex SHA-256 of the suite file
+	Route       string // MODEL/PROVIDER
+	Model       string
+	Index       int
+	Path        Path
+	Trigger     Trigger
+	Time        time.Time
+	Duration    time.Duration
+	Cases       []CaseResult
+	Passed      int
+	Total       int
+	Ratio       float64
+	Threshold   float64
+	OK          bool // Ratio reached Threshold, on one path
 	// PathMoved: the run's answers came from more than one path (the
 	// route moved while it ran). Such a run does not pass, whatever its
 	// ratio, and is followed by another on the new path.
-	PathMoved bool `json:"path_moved"`
+	PathMoved bool
 	// The cost of the run, as the upstream reported it.
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int
+	CompletionTokens int
 	// Baseline is nil when there is none for this suite version.
-	Baseline *BaselineRef `json:"baseline"`
+	Baseline *BaselineRef
 	// Regressions: cases that passed at the baseline and fail now.
-	Regressions []string `json:"regressions"`
+	Regressions []string
 	// Changed: cases whose outcome digest differs from the baseline's
 	// (the answer changed, even where both pass).
-	Changed []string `json:"changed"`
+	Changed []string
 	// LedgerID is the request id of the run's ledger leaf, once recorded.
-	LedgerID string `json:"ledger_id,omitempty"`
+	LedgerID string
 }
 
 // Failing is the ids of the cases that failed.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/custody-gateway/custody/internal/coalesce"
 )
 
 // Target is one route of one model as the gateway exposes it to eval
@@ -83,12 +85,11 @@ type job struct {
 	suite *Suite
 	rt    Route
 
-	runMu sync.Mutex // held for a whole run
+	runs coalesce.Runs // held for a whole run
 
-	tmu       sync.Mutex
-	triggered bool        // a triggered run waits to start; guarded by tmu
-	retry     *time.Timer // the pending retry of a failed run; guarded by tmu
-	fails     int         // failed runs in a row; guarded by tmu
+	tmu   sync.Mutex
+	retry *time.Timer // the pending retry of a failed run; guarded by tmu
+	fails int         // failed runs in a row; guarded by tmu
 
 	gen  atomic.Uint64 // bumped by every path change: a run older than it cannot pass the route
 	last *Report       // guarded by Runner.mu
@@ -220,8 +221,8 @@ func (r *Runner) RunOnce(ctx context.Context, o RunOptions) ([]Report, error) {
 	var wg sync.WaitGroup
 	for i, j := range sel {
 		wg.Go(func() {
-			j.runMu.Lock()
-			defer j.runMu.Unlock()
+			j.runs.Lock()
+			defer j.runs.Unlock()
 			out[i] = *r.runLocked(ctx, j, TriggerDemand, o.Pin)
 		})
 	}
@@ -254,7 +255,7 @@ func (r *Runner) Covering(model string, index int) []string {
 	return out
 }
 
-// runLocked runs j once (j.runMu held).
+// runLocked runs j once (j.runs held).
 func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *Report {
 	gen := j.gen.Load()
 	s := j.suite

@@ -27,19 +27,7 @@ func (r *Runner) Trigger(model string, index int) {
 }
 
 func (r *Runner) triggerJob(j *job, why Trigger) {
-	j.tmu.Lock()
-	if j.triggered {
-		j.tmu.Unlock()
-		return
-	}
-	j.triggered = true
-	j.tmu.Unlock()
-	r.wg.Go(func() {
-		j.runMu.Lock()
-		defer j.runMu.Unlock()
-		j.tmu.Lock()
-		j.triggered = false
-		j.tmu.Unlock()
+	j.runs.Trigger(&r.wg, func() {
 		if r.ctx.Err() == nil {
 			r.runLocked(r.ctx, j, why, false)
 		}

@@ -1,17 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/index"
-	"github.com/custody-gateway/custody/internal/inproc"
 )
 
 // The admin API's window defaults: the last day, in 24 buckets.
@@ -103,78 +100,6 @@ func (e *Evidence) breakdown(g *Gateway, w http.ResponseWriter, r *http.Request)
 		rows = []index.BreakdownRow{}
 	}
 	return writeJSON(w, map[string]any{"object": "breakdown", "by": q.By, "since": since, "until": until, "data": rows})
-}
-
-// checkpointSeen remembers when this replica first saw the log's current
-// checkpoint: a checkpoint carries no time, and the age of the last one is
-// what tells an operator that the log has stopped integrating.
-type checkpointSeen struct {
-	mu   sync.Mutex
-	text []byte
-	at   time.Time
-}
-
-func (c *checkpointSeen) observe(text []byte, now time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !bytes.Equal(text, c.text) {
-		c.text, c.at = bytes.Clone(text), now
-	}
-	return c.at
-}
-
-// logStatus answers GET /v1/custody/log: this replica's log, its size and
-// its latest checkpoint with the names that signed it (the log's own key,
-// then any witnesses' cosignatures).
-func (e *Evidence) logStatus(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	if err := g.adminAuth(r); err != nil {
-		return err
-	}
-	out := map[string]any{"object": "log", "origin": e.Log.Origin(), "size": e.Log.Size(), "checkpoint": nil}
-	status, body, err := inproc.Get(r.Context(), e.Log.Handler(), "/log/checkpoint")
-	if err != nil {
-		return err
-	}
-	if status == http.StatusOK {
-		if cp, ok := parseCheckpoint(body, e.Log.Origin()); ok {
-			now := g.now()
-			seen := e.logState.observe(body, now)
-			cp["seen_at"], cp["age_ms"] = seen.UTC(), ms(now.Sub(seen))
-			out["checkpoint"] = cp
-		}
-	}
-	return writeJSON(w, out)
-}
-
-// parseCheckpoint reads a signed-note checkpoint: origin, size, root hash,
-// a blank line, then "— name signature" lines. Signatures by another name
-// than origin are cosignatures.
-func parseCheckpoint(b []byte, origin string) (map[string]any, bool) {
-	body, sigs, ok := strings.Cut(string(b), "\n\n")
-	lines := strings.Split(body, "\n")
-	if !ok || len(lines) < 3 {
-		return nil, false
-	}
-	var size uint64
-	for _, c := range lines[1] {
-		if c < '0' || c > '9' {
-			return nil, false
-		}
-		size = size*10 + uint64(c-'0')
-	}
-	signers, cosigners := []string{}, []string{}
-	for _, l := range strings.Split(sigs, "\n") {
-		rest, ok := strings.CutPrefix(l, "— ")
-		name, sig, _ := strings.Cut(rest, " ")
-		if !ok || name == "" || sig == "" {
-			continue // not a signature line
-		}
-		signers = append(signers, name)
-		if name != origin {
-			cosigners = append(cosigners, name)
-		}
-	}
-	return map[string]any{"origin": lines[0], "size": size, "root_hash": lines[2], "signers": signers, "cosignatures": cosigners}, true
 }
 
 // canaries answers GET /v1/custody/canaries with the index at hand: a

@@ -205,3 +205,19 @@ func (l *Log) Unpublished(ctx context.Context) uint64 {
 	}
 	return size - cp.Size
 }
+
+// WitnessQuorum is how many witnesses must cosign a checkpoint before it
+// is published (ledger.witness_policy.quorum); 0 without witnesses.
+func (l *Log) WitnessQuorum() int {
+	if l.wit == nil {
+		return 0
+	}
+	return l.wit.quorum
+}
+
+// Cosigned reports whether the signed checkpoint cp carries the witness
+// quorum's valid cosignatures, as a receipt's cosigned says; false
+// without witnesses.
+func (l *Log) Cosigned(cp []byte) bool {
+	return l.wit != nil && l.wit.cosigned(cp, l.keys.verifier)
+}

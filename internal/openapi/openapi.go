@@ -1,20 +1,19 @@
 // Package openapi checks JSON documents against the schemas of an OpenAPI
-// 3.1 document: the subset of JSON Schema that custody's admin API
-// document uses (type, properties, required, additionalProperties, items,
-// enum, const, anyOf, format date-time and local $ref). A keyword outside that
-// subset is an error, not ignored, so the document cannot promise what
-// no test checks.
+// 3.1 document: it finds the schema of an operation's response, and
+// internal/jsonschema checks against it (its subset of JSON Schema, with
+// local $ref, format date-time and OpenAPI's annotations). A keyword
+// outside that subset is an error, not ignored, so the document cannot
+// promise what no test checks.
 package openapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/custody-gateway/custody/internal/jsonschema"
 )
 
 // Doc is a parsed OpenAPI document.
@@ -24,10 +23,11 @@ type Doc struct {
 
 // Parse reads an OpenAPI 3.1 document.
 func Parse(b []byte) (*Doc, error) {
-	var root map[string]any
-	if err := decode(b, &root); err != nil {
+	v, err := jsonschema.Decode(b, true)
+	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
+	root, _ := v.(map[string]any)
 	if v, _ := root["openapi"].(string); !strings.HasPrefix(v, "3.1") {
 		return nil, fmt.Errorf("openapi: version %q, want 3.1", v)
 	}
@@ -35,18 +35,6 @@ func Parse(b []byte) (*Doc, error) {
 		return nil, errors.New("openapi: no paths")
 	}
 	return &Doc{root: root}, nil
-}
-
-func decode(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }
 
 // Paths lists the path templates of the document.
@@ -143,204 +131,21 @@ func (d *Doc) deref(v any) (any, error) {
 
 // ValidateJSON checks the JSON bytes b against schema.
 func (d *Doc) ValidateJSON(schema any, b []byte) error {
-	var v any
-	if err := decode(b, &v); err != nil {
-		return fmt.Errorf("not JSON: %w", err)
+	v, err := jsonschema.Decode(b, true)
+	if err != nil {
+		return err
 	}
 	return d.Validate(schema, v)
 }
 
 // Validate checks v (as decoded with json.Decoder.UseNumber) against
 // schema; the error names the first offending place, e.g. $.data[0].shard.
+// An error of the document itself (a keyword outside the subset, a $ref
+// to nothing) starts with "openapi: ".
 func (d *Doc) Validate(schema, v any) error {
-	return d.validate(schema, v, "$")
-}
-
-// annotations are keywords that say nothing to validate.
-var annotations = []string{"description", "summary", "title", "example", "examples", "deprecated"}
-
-func (d *Doc) validate(schema, v any, at string) error {
-	s, err := d.deref(schema)
+	s, err := jsonschema.Compile(schema, jsonschema.Options{Root: d.root, OpenAPI: true, Quote: true})
 	if err != nil {
-		return err
+		return fmt.Errorf("openapi: %w", err)
 	}
-	m, ok := s.(map[string]any)
-	if !ok {
-		return fmt.Errorf("openapi: schema at %s is not an object", at)
-	}
-	for k := range m {
-		switch k {
-		case "type", "properties", "required", "additionalProperties", "items", "enum", "const", "format", "anyOf":
-		default:
-			if !slices.Contains(annotations, k) {
-				return fmt.Errorf("openapi: schema keyword %q (at %s) is not supported by this validator", k, at)
-			}
-		}
-	}
-	if alts, ok := m["anyOf"]; ok {
-		list, _ := alts.([]any)
-		if len(list) == 0 {
-			return fmt.Errorf("openapi: anyOf (at %s) is not a non-empty list", at)
-		}
-		var errs []string
-		for _, alt := range list {
-			err := d.validate(alt, v, at)
-			if err == nil {
-				errs = nil
-				break
-			}
-			if strings.HasPrefix(err.Error(), "openapi: ") {
-				return err // the document is wrong, not v
-			}
-			errs = append(errs, err.Error())
-		}
-		if errs != nil {
-			return fmt.Errorf("%s: matches none of anyOf: %s", at, strings.Join(errs, "; "))
-		}
-	}
-	if t, ok := m["type"]; ok {
-		var types []string
-		switch t := t.(type) {
-		case string:
-			types = []string{t}
-		case []any:
-			for _, x := range t {
-				s, _ := x.(string)
-				types = append(types, s)
-			}
-		}
-		if !slices.ContainsFunc(types, func(t string) bool { return isType(t, v) }) {
-			return fmt.Errorf("%s: %s is not of type %s", at, kind(v), strings.Join(types, " or "))
-		}
-	}
-	if c, ok := m["const"]; ok && !equal(c, v) {
-		return fmt.Errorf("%s: %s is not %v", at, show(v), c)
-	}
-	if e, ok := m["enum"].([]any); ok && !slices.ContainsFunc(e, func(x any) bool { return equal(x, v) }) {
-		return fmt.Errorf("%s: %s is not one of %v", at, show(v), e)
-	}
-	if f, _ := m["format"].(string); f == "date-time" {
-		if s, ok := v.(string); ok {
-			if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-				return fmt.Errorf("%s: %q is not an RFC 3339 time", at, s)
-			}
-		}
-	} else if f != "" {
-		return fmt.Errorf("openapi: format %q (at %s) is not supported by this validator", f, at)
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		return d.object(m, v, at)
-	case []any:
-		if items, ok := m["items"]; ok {
-			for i, x := range v {
-				if err := d.validate(items, x, fmt.Sprintf("%s[%d]", at, i)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (d *Doc) object(m map[string]any, v map[string]any, at string) error {
-	props, _ := m["properties"].(map[string]any)
-	if req, ok := m["required"].([]any); ok {
-		for _, r := range req {
-			name, _ := r.(string)
-			if _, ok := v[name]; !ok {
-				return fmt.Errorf("%s: required member %q is missing", at, name)
-			}
-		}
-	}
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if ps, ok := props[k]; ok {
-			if err := d.validate(ps, v[k], at+"."+k); err != nil {
-				return err
-			}
-			continue
-		}
-		switch ap := m["additionalProperties"].(type) {
-		case bool:
-			if !ap {
-				return fmt.Errorf("%s: member %q is not in the document (add it to the schema, or drop it)", at, k)
-			}
-		case map[string]any:
-			if err := d.validate(ap, v[k], at+"."+k); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func isType(t string, v any) bool {
-	switch t {
-	case "null":
-		return v == nil
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "number":
-		_, ok := v.(json.Number)
-		return ok
-	case "integer":
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		_, err := strconv.ParseInt(n.String(), 10, 64)
-		if err != nil {
-			_, err = strconv.ParseUint(n.String(), 10, 64)
-		}
-		return err == nil
-	}
-	return false
-}
-
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-func show(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 80 {
-		b = append(b[:77], "..."...)
-	}
-	return string(b)
-}
-
-// equal compares decoded JSON values; numbers by their text.
-func equal(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
+	return s.Validate(v)
 }
