@@ -41,7 +41,7 @@ func SampleTx(l *ledger.Log, id string, request, response []byte) *custody.Trans
 	}
 	tx.Pass(custody.CheckPromptTokens, "12<=14<=84")
 	tx.Pass(custody.CheckModel, "")
-	tx.Verdict = custody.Verified
+	tx.Conclude()
 	return tx
 }
 
