@@ -16,19 +16,29 @@ func TestNoPlaintextAtRest(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
 	const marker = "zebracorn-PLAINTEXT-7f3a"
-	for i, body := range []string{
-		chatBody("sim-1", "please repeat "+marker+" verbatim", false),
-		chatBody("sim-1", "stream "+marker+" back to me", true),
-		`{"model":"sim-1","prompt":"complete ` + marker + `","max_tokens":8}`,
-		chatBody("no-such-model", marker, false),
+	for i, tc := range []struct {
+		path, body string
+		answered   bool // 200, the marker in the answer
+	}{
+		{"/v1/chat/completions", chatBody("sim-1", "please repeat "+marker+" verbatim", false), true},
+		{"/v1/chat/completions", chatBody("sim-1", "stream "+marker+" back to me", true), true},
+		{"/v1/completions", `{"model":"sim-1","prompt":"complete ` + marker + `","max_tokens":8}`, true},
+		{"/v1/chat/completions", chatBody("no-such-model", marker, false), false},
+		// The Messages and Responses fronts, translated to the sim's chat.
+		{"/v1/messages", `{"model":"sim-1","max_tokens":32,"messages":[{"role":"user","content":"please repeat ` + marker + ` verbatim"}]}`, true},
+		{"/v1/messages", `{"model":"sim-1","max_tokens":32,"stream":true,"messages":[{"role":"user","content":"stream ` + marker + ` back"}]}`, true},
+		{"/v1/responses", `{"model":"sim-1","store":false,"input":"please repeat ` + marker + ` verbatim"}`, true},
+		{"/v1/responses", `{"model":"sim-1","store":false,"stream":true,"input":"stream ` + marker + ` back"}`, true},
+		// Refused in translation: the error names the field, not its value.
+		{"/v1/messages", `{"model":"sim-1","max_tokens":8,"messages":[{"role":"user","content":[{"type":"` + marker + `","text":"x"}]}]}`, false},
+		{"/v1/responses", `{"model":"sim-1","previous_response_id":"resp_` + marker + `","input":"` + marker + `"}`, false},
 	} {
-		path := "/v1/chat/completions"
-		if i == 2 {
-			path = "/v1/completions"
+		resp, out := post(t, s.URL+tc.path, "sk-acme", tc.body)
+		if tc.answered && (resp.StatusCode != 200 || !strings.Contains(out, marker)) {
+			t.Fatalf("request %d (%s): the answer should carry the marker: %d %.200s", i, tc.path, resp.StatusCode, out)
 		}
-		resp, out := post(t, s.URL+path, "sk-acme", body)
-		if i < 3 && (resp.StatusCode != 200 || !strings.Contains(out, marker)) {
-			t.Fatalf("request %d: the answer should carry the marker: %d %.200s", i, resp.StatusCode, out)
+		if !tc.answered && resp.StatusCode == 200 {
+			t.Fatalf("request %d (%s): served, want a refusal: %.200s", i, tc.path, out)
 		}
 	}
 	s.stop() // flush the ledger and the index
