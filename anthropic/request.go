@@ -1,11 +1,9 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/internal/strict"
@@ -149,29 +147,11 @@ func ParseCountTokens(body []byte) (*Request, error) {
 }
 
 func parse(body []byte) (*Request, error) {
-	if !utf8.Valid(body) {
-		return nil, bad("", "the body is not valid UTF-8")
-	}
-	if !json.Valid(body) {
-		return nil, bad("", "the body is not valid JSON")
-	}
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return nil, bad("", "the body must be a JSON object")
-	}
-	if err := strict.Check(body, requestMembers); err != nil {
+	top, err := strict.DecodeObject(body, requestMembers, knownMembers)
+	if err != nil {
 		return nil, bad("", "%s", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, bad("", "the body must be a JSON object")
-	}
-	r := &Request{Body: body}
-	for k := range top {
-		if !knownMembers[k] {
-			r.Extra = append(r.Extra, k)
-		}
-	}
-	slices.Sort(r.Extra)
+	r := &Request{Body: body, Extra: top.Extra}
 	if err := decodeField(top, "model", &r.Model); err != nil {
 		return nil, err
 	}
@@ -184,7 +164,7 @@ func parse(body []byte) (*Request, error) {
 	if err := decodeField(top, "max_tokens", &r.MaxTokens); err != nil {
 		return nil, err
 	}
-	if raw, ok := present(top, "system"); ok {
+	if raw, ok := top.Present("system"); ok {
 		bs, err := parseContent(raw, "system")
 		if err != nil {
 			return nil, err
@@ -196,7 +176,7 @@ func parse(body []byte) (*Request, error) {
 		}
 		r.System = bs
 	}
-	raw, ok := present(top, "messages")
+	raw, ok := top.Present("messages")
 	if !ok {
 		return nil, bad("messages", "messages is required")
 	}
@@ -221,7 +201,7 @@ func parse(body []byte) (*Request, error) {
 		}
 		r.Messages = append(r.Messages, Message{Role: m.Role, Content: bs})
 	}
-	if raw, ok := present(top, "tools"); ok {
+	if raw, ok := top.Present("tools"); ok {
 		if json.Unmarshal(raw, &r.Tools) != nil {
 			return nil, bad("tools", "tools must be an array of tool definitions")
 		}
@@ -231,7 +211,7 @@ func parse(body []byte) (*Request, error) {
 			}
 		}
 	}
-	if raw, ok := present(top, "tool_choice"); ok {
+	if raw, ok := top.Present("tool_choice"); ok {
 		r.ToolChoice = &ToolChoice{}
 		if json.Unmarshal(raw, r.ToolChoice) != nil {
 			return nil, bad("tool_choice", "tool_choice must be an object")
@@ -249,47 +229,38 @@ func parse(body []byte) (*Request, error) {
 	if err := decodeField(top, "stop_sequences", &r.StopSequences); err != nil {
 		return nil, err
 	}
-	if raw, ok := present(top, "temperature"); ok {
+	if raw, ok := top.Present("temperature"); ok {
 		r.Temperature = new(float64)
 		if json.Unmarshal(raw, r.Temperature) != nil {
 			return nil, bad("temperature", "temperature must be a number")
 		}
 	}
-	if raw, ok := present(top, "top_p"); ok {
+	if raw, ok := top.Present("top_p"); ok {
 		r.TopP = new(float64)
 		if json.Unmarshal(raw, r.TopP) != nil {
 			return nil, bad("top_p", "top_p must be a number")
 		}
 	}
-	if raw, ok := present(top, "top_k"); ok {
+	if raw, ok := top.Present("top_k"); ok {
 		r.TopK = new(int)
 		if json.Unmarshal(raw, r.TopK) != nil {
 			return nil, bad("top_k", "top_k must be an integer")
 		}
 	}
-	if raw, ok := present(top, "metadata"); ok {
+	if raw, ok := top.Present("metadata"); ok {
 		r.Metadata = &Metadata{}
 		if json.Unmarshal(raw, r.Metadata) != nil {
 			return nil, bad("metadata", "metadata must be an object")
 		}
 	}
-	if raw, ok := present(top, "thinking"); ok {
+	if raw, ok := top.Present("thinking"); ok {
 		r.Thinking = raw
 	}
 	return r, nil
 }
 
-// present returns a member's value unless it is absent or null.
-func present(top map[string]json.RawMessage, name string) (json.RawMessage, bool) {
-	raw, ok := top[name]
-	if !ok || string(raw) == "null" {
-		return nil, false
-	}
-	return raw, true
-}
-
-func decodeField(top map[string]json.RawMessage, name string, v any) error {
-	raw, ok := present(top, name)
+func decodeField(top strict.Object, name string, v any) error {
+	raw, ok := top.Present(name)
 	if !ok {
 		return nil
 	}

@@ -1,11 +1,9 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/internal/strict"
@@ -99,29 +97,11 @@ func bad(param, format string, args ...any) *custody.Error {
 
 // ParseRequest parses a POST /v1/responses body.
 func ParseRequest(body []byte) (*Request, error) {
-	if !utf8.Valid(body) {
-		return nil, bad("", "the body is not valid UTF-8")
-	}
-	if !json.Valid(body) {
-		return nil, bad("", "the body is not valid JSON")
-	}
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return nil, bad("", "the body must be a JSON object")
-	}
-	if err := strict.Check(body, requestMembers); err != nil {
+	top, err := strict.DecodeObject(body, requestMembers, knownMembers)
+	if err != nil {
 		return nil, bad("", "%s", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, bad("", "the body must be a JSON object")
-	}
-	r := &Request{Body: body}
-	for k := range top {
-		if !knownMembers[k] {
-			r.Extra = append(r.Extra, k)
-		}
-	}
-	slices.Sort(r.Extra)
+	r := &Request{Body: body, Extra: top.Extra}
 	fields := []struct {
 		name string
 		v    any
@@ -130,7 +110,7 @@ func ParseRequest(body []byte) (*Request, error) {
 		{"max_output_tokens", &r.MaxOutputTokens}, {"temperature", &r.Temperature}, {"top_p", &r.TopP},
 		{"parallel_tool_calls", &r.ParallelToolCalls}, {"user", &r.User}, {"truncation", &r.Truncation}}
 	for _, f := range fields {
-		if raw, ok := present(top, f.name); ok && json.Unmarshal(raw, f.v) != nil {
+		if raw, ok := top.Present(f.name); ok && json.Unmarshal(raw, f.v) != nil {
 			return nil, bad(f.name, "%s has the wrong type", f.name)
 		}
 	}
@@ -140,11 +120,11 @@ func ParseRequest(body []byte) (*Request, error) {
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
 		return nil, bad("max_output_tokens", "max_output_tokens must be positive")
 	}
-	r.Metadata, _ = present(top, "metadata")
-	r.Text, _ = present(top, "text")
-	r.Reasoning, _ = present(top, "reasoning")
-	r.ToolChoice, _ = present(top, "tool_choice")
-	raw, ok := present(top, "input")
+	r.Metadata, _ = top.Present("metadata")
+	r.Text, _ = top.Present("text")
+	r.Reasoning, _ = top.Present("reasoning")
+	r.ToolChoice, _ = top.Present("tool_choice")
+	raw, ok := top.Present("input")
 	if !ok {
 		return nil, bad("input", "input is required")
 	}
@@ -153,7 +133,7 @@ func ParseRequest(body []byte) (*Request, error) {
 		return nil, err
 	}
 	r.Input = items
-	if raw, ok := present(top, "tools"); ok {
+	if raw, ok := top.Present("tools"); ok {
 		if json.Unmarshal(raw, &r.Tools) != nil {
 			return nil, bad("tools", "tools must be an array of tool definitions")
 		}
@@ -172,14 +152,6 @@ func ParseRequest(body []byte) (*Request, error) {
 		}
 	}
 	return r, nil
-}
-
-func present(top map[string]json.RawMessage, name string) (json.RawMessage, bool) {
-	raw, ok := top[name]
-	if !ok || string(raw) == "null" {
-		return nil, false
-	}
-	return raw, true
 }
 
 var itemFields = map[string]bool{"type": true, "role": true, "content": true, "id": true, "call_id": true,

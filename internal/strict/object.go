@@ -1,0 +1,58 @@
+package strict
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"unicode/utf8"
+)
+
+// Object is a dialect's request body as custody reads it: its top-level
+// members by name, and the names the dialect does not know (sorted), which
+// it may refuse or pass on.
+type Object struct {
+	Members map[string]json.RawMessage
+	Extra   []string
+}
+
+// DecodeObject checks that body is valid UTF-8 JSON holding one object
+// whose members m names appear once, exactly spelled (Check), and decodes
+// its top level. known lists the members the dialect reads; the others
+// are Extra. The error says what is wrong, never quoting a value.
+func DecodeObject(body []byte, m Members, known map[string]bool) (Object, error) {
+	if !utf8.Valid(body) {
+		return Object{}, errors.New("the body is not valid UTF-8")
+	}
+	if !json.Valid(body) {
+		return Object{}, errors.New("the body is not valid JSON")
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Object{}, errNotObject
+	}
+	if err := Check(body, m); err != nil {
+		return Object{}, err
+	}
+	var o Object
+	if err := json.Unmarshal(body, &o.Members); err != nil {
+		return Object{}, errNotObject
+	}
+	for k := range o.Members {
+		if !known[k] {
+			o.Extra = append(o.Extra, k)
+		}
+	}
+	slices.Sort(o.Extra)
+	return o, nil
+}
+
+var errNotObject = errors.New("the body must be a JSON object")
+
+// Present is the value of member name, unless it is absent or null.
+func (o Object) Present(name string) (json.RawMessage, bool) {
+	raw, ok := o.Members[name]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
