@@ -5,42 +5,11 @@ import (
 	"fmt"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 )
 
-// chatCompletion is what translation reads from a chat completion or
-// one chunk.
-type chatCompletion struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index        int      `json:"index"`
-		FinishReason *string  `json:"finish_reason"`
-		Message      *chatOut `json:"message"`
-		Delta        *chatOut `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-type chatOut struct {
-	Content   *string `json:"content"`
-	ToolCalls []struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-func (c *chatCompletion) usage() Usage {
+// usageOf is the chat completion's usage as Messages counts it.
+func usageOf(c *openai.ChatCompletion) Usage {
 	if c.Usage == nil {
 		return Usage{}
 	}
@@ -64,7 +33,7 @@ func notTranslatable(format string, args ...any) error {
 // stop_reason of its finish_reason, usage with the cached prefix moved
 // out of input_tokens into cache_read_input_tokens.
 func FromChat(body []byte) ([]byte, error) {
-	var c chatCompletion
+	var c openai.ChatCompletion
 	if err := json.Unmarshal(body, &c); err != nil {
 		return nil, notTranslatable("not a chat completion")
 	}
@@ -84,7 +53,7 @@ func FromChat(body []byte) ([]byte, error) {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
-		Content: []OutBlock{}, StopReason: &stop, Usage: c.usage()}
+		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(&c)}
 	if t := ch.Message.Content; t != nil && *t != "" {
 		m.Content = append(m.Content, OutBlock{Type: "text", Text: t})
 	}

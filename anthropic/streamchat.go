@@ -2,7 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
-	"fmt"
+
+	"github.com/custody-gateway/custody/openai"
 )
 
 // StreamTranslator turns the chunks of one chat completion stream into a
@@ -30,7 +31,7 @@ type StreamTranslator struct {
 // has no stop_reason (abort, error) is an error: custody's chat checks
 // refuse those before translation.
 func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
-	var c chatCompletion
+	var c openai.ChatCompletion
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, notTranslatable("a chunk is not JSON")
 	}
@@ -45,7 +46,7 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 		}{"message_start", start})
 	}
 	if c.Usage != nil {
-		t.usage = c.usage()
+		t.usage = usageOf(&c)
 	}
 	for _, ch := range c.Choices {
 		if d := ch.Delta; d != nil {
@@ -138,20 +139,7 @@ func (t *StreamTranslator) closeBlock() {
 }
 
 func (t *StreamTranslator) event(name string, v any) {
-	t.out = AppendEvent(t.out, name, v)
-}
-
-// AppendEvent appends one SSE event, "event: name" and its JSON data.
-func AppendEvent(dst []byte, name string, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("anthropic: encoding %s: %v", name, err)) // only this package's own types
-	}
-	dst = append(dst, "event: "...)
-	dst = append(dst, name...)
-	dst = append(dst, "\ndata: "...)
-	dst = append(dst, b...)
-	return append(dst, "\n\n"...)
+	t.out = openai.AppendEvent(t.out, name, v)
 }
 
 // EndWithoutStop closes the stream as an upstream that stopped without

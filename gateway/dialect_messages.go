@@ -119,7 +119,7 @@ func (s *messagesStream) Read(data []byte) (Event, error) {
 		ev.Text = deltaText(data)
 	case "message_stop":
 		ev.Terminal = true
-		ev.End = anthropic.AppendEvent(nil, "message_stop", rawJSON(data))
+		ev.End = openai.AppendEvent(nil, "message_stop", rawJSON(data))
 	}
 	return ev, nil
 }

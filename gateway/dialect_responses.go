@@ -65,7 +65,7 @@ func (*responsesDialect) ErrorBody(e *custody.Error) []byte { return responses.E
 func (*responsesDialect) StreamError(e *custody.Error) []byte {
 	var env map[string]json.RawMessage
 	_ = json.Unmarshal(responses.ErrorBody(e), &env)
-	return responses.AppendEvent(nil, "error", map[string]any{"type": "error", "code": string(e.Code),
+	return openai.AppendEvent(nil, "error", map[string]any{"type": "error", "code": string(e.Code),
 		"message": e.Message, "param": nil, "error": env["error"]})
 }
 
@@ -119,7 +119,7 @@ func (s *responsesStream) Read(data []byte) (Event, error) {
 	case "response.completed", "response.incomplete", "response.failed":
 		ev.Reading = responseReading(s.v.Response)
 		ev.Terminal = true
-		ev.End = responses.AppendEvent(nil, typ, rawJSON(data))
+		ev.End = openai.AppendEvent(nil, typ, rawJSON(data))
 	}
 	return ev, nil
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,4 +145,19 @@ func DataEvent(payload []byte) []byte {
 	out = append(out, "data: "...)
 	out = append(out, payload...)
 	return append(out, '\n', '\n')
+}
+
+// AppendEvent appends one named server-sent event, "event: name" and v
+// as its JSON data, as the Messages and Responses dialects write them.
+// v is custody's own value: one that does not encode is a bug.
+func AppendEvent(dst []byte, name string, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("sse: encoding event %s: %v", name, err))
+	}
+	dst = append(dst, "event: "...)
+	dst = append(dst, name...)
+	dst = append(dst, "\ndata: "...)
+	dst = append(dst, b...)
+	return append(dst, "\n\n"...)
 }

@@ -126,3 +126,19 @@ func TestSSEReaderMarksCutEvent(t *testing.T) {
 		t.Fatalf("cut event: %v %+v", err, e)
 	}
 }
+
+// TestAppendEventReadsBack: a named event written by AppendEvent is one
+// event to the reader, its data the value's JSON.
+func TestAppendEventReadsBack(t *testing.T) {
+	b := AppendEvent(nil, "message_stop", map[string]string{"type": "message_stop"})
+	if string(b) != "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n" {
+		t.Fatalf("AppendEvent wrote %q", b)
+	}
+	r := NewSSEReader(bytes.NewReader(append(b, b...)), 1<<10)
+	for range 2 {
+		ev, err := r.Next()
+		if err != nil || string(ev.Data) != `{"type":"message_stop"}` {
+			t.Fatalf("read back %q, %v", ev.Data, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 )
 
 type errorEnvelope struct {
@@ -36,5 +37,5 @@ func ErrorEvent(e *custody.Error, seq int) []byte {
 	if e.Param != "" {
 		o["param"] = e.Param
 	}
-	return AppendEvent(nil, "error", o)
+	return openai.AppendEvent(nil, "error", o)
 }

@@ -4,39 +4,12 @@ import (
 	"encoding/json"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 )
 
-type chatCompletion struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		FinishReason *string  `json:"finish_reason"`
-		Message      *chatOut `json:"message"`
-		Delta        *chatOut `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-type chatOut struct {
-	Content   *string `json:"content"`
-	ToolCalls []struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-func (c *chatCompletion) usage() *Usage {
+// usageOf is the chat completion's usage as Responses counts it (nil
+// without one).
+func usageOf(c *openai.ChatCompletion) *Usage {
 	if c.Usage == nil {
 		return nil
 	}
@@ -57,7 +30,7 @@ func notTranslatable(format string, args ...any) error {
 // function_call item per tool call, status completed, or incomplete for
 // a length or content_filter finish, usage as Responses counts it.
 func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
-	var c chatCompletion
+	var c openai.ChatCompletion
 	if err := json.Unmarshal(body, &c); err != nil {
 		return nil, notTranslatable("not a chat completion")
 	}
@@ -77,7 +50,7 @@ func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	o := r.object(ResponseID(c.ID), c.Model, createdAt)
-	o.Status, o.IncompleteDetails, o.Usage = status, details, c.usage()
+	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(&c)
 	if t := ch.Message.Content; t != nil && *t != "" {
 		o.Output = append(o.Output, messageItem(c.ID, *t, StatusCompleted))
 	}

@@ -2,7 +2,8 @@ package responses
 
 import (
 	"encoding/json"
-	"fmt"
+
+	"github.com/custody-gateway/custody/openai"
 )
 
 // StreamTranslator turns the chunks of one chat completion stream into a
@@ -33,7 +34,7 @@ func (r *Request) NewStreamTranslator(createdAt int64) *StreamTranslator {
 // Chunk translates one chat chunk; the bytes it returns are valid until
 // the next call.
 func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
-	var c chatCompletion
+	var c openai.ChatCompletion
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, notTranslatable("a chunk is not JSON")
 	}
@@ -44,7 +45,7 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 		t.emit("response.created", map[string]any{"response": t.obj})
 		t.emit("response.in_progress", map[string]any{"response": t.obj})
 	}
-	if u := c.usage(); u != nil {
+	if u := usageOf(&c); u != nil {
 		t.obj.Usage = u
 	}
 	for _, ch := range c.Choices {
@@ -143,20 +144,7 @@ func (t *StreamTranslator) emit(typ string, members map[string]any) {
 	members["type"] = typ
 	members["sequence_number"] = t.seq
 	t.seq++
-	t.out = AppendEvent(t.out, typ, members)
-}
-
-// AppendEvent appends one SSE event, "event: name" and its JSON data.
-func AppendEvent(dst []byte, name string, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("responses: encoding %s: %v", name, err)) // only this package's own types
-	}
-	dst = append(dst, "event: "...)
-	dst = append(dst, name...)
-	dst = append(dst, "\ndata: "...)
-	dst = append(dst, b...)
-	return append(dst, "\n\n"...)
+	t.out = openai.AppendEvent(t.out, typ, members)
 }
 
 // EndFailed closes the stream with response.failed: for an upstream that

@@ -9,6 +9,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/anthropic"
+	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/responses"
 	"github.com/custody-gateway/custody/template"
 )
@@ -143,7 +144,7 @@ func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, fo
 	if form == FaultErrorAs200Body {
 		// The stream starts, then the upstream's error event.
 		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
-		return [][]byte{append([]byte(nil), first...), anthropic.AppendEvent(nil, "error",
+		return [][]byte{append([]byte(nil), first...), openai.AppendEvent(nil, "error",
 			json.RawMessage(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))}
 	}
 	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
@@ -170,7 +171,7 @@ func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, fo
 	groups = append(groups, end)
 	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
 		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
-		foreign := anthropic.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
+		foreign := openai.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
 			"message": anthropic.MessageBody{ID: anthropic.MessageID(other.id), Type: "message", Role: "assistant",
 				Model: head.Model, Content: []anthropic.OutBlock{}}})
 		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
@@ -302,7 +303,7 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 	if form == FaultErrorAs200Body {
 		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
 		groups = append(groups, append([]byte(nil), first...))
-		return append(groups, responses.AppendEvent(nil, "error", map[string]any{"type": "error",
+		return append(groups, openai.AppendEvent(nil, "error", map[string]any{"type": "error",
 			"sequence_number": 2, "code": "server_error", "message": "prefill rejected the request"}))
 	}
 	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
@@ -329,7 +330,7 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 	groups = append(groups, end)
 	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
 		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
-		foreign := responses.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
+		foreign := openai.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
 			"sequence_number": 0, "response": map[string]any{"id": responses.ResponseID(other.id), "object": "response",
 				"model": head.Model, "status": "in_progress", "output": []any{}}})
 		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
