@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/internal/strict"
@@ -306,12 +305,7 @@ func parseContent(raw json.RawMessage, param string) ([]Block, error) {
 			return nil, bad(p, "a content block has a member of the wrong type")
 		}
 		blk := b.Block
-		for k := range fields {
-			if !blockFields[k] {
-				blk.Extra = append(blk.Extra, k)
-			}
-		}
-		slices.Sort(blk.Extra)
+		blk.Extra = strict.Unknown(fields, blockFields)
 		switch blk.Type {
 		case "text":
 			if _, ok := fields["text"]; !ok {

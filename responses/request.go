@@ -3,7 +3,6 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/internal/strict"
@@ -188,12 +187,7 @@ func parseInput(raw json.RawMessage) ([]Item, error) {
 			return nil, bad(p, "an input item has a member of the wrong type")
 		}
 		item := it.Item
-		for k := range fields {
-			if !itemFields[k] {
-				item.Extra = append(item.Extra, k)
-			}
-		}
-		slices.Sort(item.Extra)
+		item.Extra = strict.Unknown(fields, itemFields)
 		if item.Type == "" && item.Role != "" {
 			item.Type = "message" // an easy input message
 		}

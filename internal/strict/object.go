@@ -37,13 +37,21 @@ func DecodeObject(body []byte, m Members, known map[string]bool) (Object, error)
 	if err := json.Unmarshal(body, &o.Members); err != nil {
 		return Object{}, errNotObject
 	}
-	for k := range o.Members {
+	o.Extra = Unknown(o.Members, known)
+	return o, nil
+}
+
+// Unknown is the names of the members not in known, sorted: what a
+// dialect passes on or refuses by name.
+func Unknown(members map[string]json.RawMessage, known map[string]bool) []string {
+	var out []string
+	for k := range members {
 		if !known[k] {
-			o.Extra = append(o.Extra, k)
+			out = append(out, k)
 		}
 	}
-	slices.Sort(o.Extra)
-	return o, nil
+	slices.Sort(out)
+	return out
 }
 
 var errNotObject = errors.New("the body must be a JSON object")
