@@ -55,9 +55,8 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	if _, ok := g.models[id]; !ok || !allowed(t, id) {
-		return &custody.Error{Code: custody.CodeNotFound, Param: "model",
-			Message: "the model `" + id + "` does not exist or you do not have access to it"}
+	if _, err := g.tenantModel(t, id, custody.CodeNotFound); err != nil {
+		return err
 	}
 	return writeJSON(w, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "custody",
 		"type": "model", "display_name": id, "created_at": "1970-01-01T00:00:00Z"})
@@ -81,10 +80,9 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, ok := g.models[req.Model]
-	if !ok || !allowed(t, req.Model) {
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
-			Message: "the model `" + req.Model + "` does not exist or you do not have access to it"}
+	m, err := g.tenantModel(t, req.Model, custody.CodeInvalidRequest)
+	if err != nil {
+		return err
 	}
 	if n, ok := countLocally(m, req); ok {
 		return writeJSON(w, map[string]int{"input_tokens": n})
@@ -141,10 +139,9 @@ func (g *Gateway) inputTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, ok := g.models[req.Model]
-	if !ok || !allowed(t, req.Model) {
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
-			Message: "the model `" + req.Model + "` does not exist or you do not have access to it"}
+	m, err := g.tenantModel(t, req.Model, custody.CodeInvalidRequest)
+	if err != nil {
+		return err
 	}
 	if n, ok := countLocally(m, req); ok {
 		return writeJSON(w, map[string]any{"object": "response.input_tokens", "input_tokens": n})

@@ -144,10 +144,9 @@ func (x *exchange) run() error {
 	}
 	x.req = req
 	tx.RequestedModel, tx.Stream = req.Model(), req.Stream() && x.front.Traits().Streams
-	m, ok := g.models[req.Model()]
-	if !ok || !allowed(t, req.Model()) {
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "model",
-			Message: "the model `" + req.Model() + "` does not exist or you do not have access to it"}
+	m, err := g.tenantModel(t, req.Model(), custody.CodeInvalidRequest)
+	if err != nil {
+		return err
 	}
 	x.model = m
 	if err := x.choosePolicy(); err != nil {

@@ -5,12 +5,26 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
 )
 
 // allowed reports whether tenant t may use the client-facing model name.
 func allowed(t *config.Tenant, name string) bool {
 	return len(t.Models) == 0 || slices.Contains(t.Models, name)
+}
+
+// tenantModel is the configured model name that tenant t may use, or the
+// error that says it does not exist for t, with code (invalid_request for
+// a request's model, not_found for GET /v1/models/{id}): one answer for a
+// model that is not configured and one t may not use.
+func (g *Gateway) tenantModel(t *config.Tenant, name string, code custody.Code) (*model, error) {
+	m, ok := g.models[name]
+	if !ok || !allowed(t, name) {
+		return nil, &custody.Error{Code: code, Param: "model",
+			Message: "the model `" + name + "` does not exist or you do not have access to it"}
+	}
+	return m, nil
 }
 
 // listModels answers GET /v1/models with the tenant's own models only.
