@@ -92,7 +92,7 @@ func (s *Server) chatInfer(c *call, body []byte) (*chatRequest, *result, error) 
 	if req.TopLogprobs != nil {
 		top = *req.TopLogprobs
 	}
-	gp := genParamsOf(maxTokens, req.Temperature, req.Seed, top)
+	gp := genParamsOf(maxTokens, req.Temperature, req.Seed, top, func() uint64 { return s.unseeded(c.body) })
 	res, err := s.infer(c.r.Context(), c.owner, c.faults, req.Model, p, gp)
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,7 @@ func (s *Server) completions(c *call) error {
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
-	gp := genParamsOf(req.MaxTokens, req.Temperature, req.Seed, 0)
+	gp := genParamsOf(req.MaxTokens, req.Temperature, req.Seed, 0, func() uint64 { return s.unseeded(c.body) })
 	results := make([]*result, 0, len(prompts))
 	defer func() {
 		for _, r := range results {

@@ -12,6 +12,13 @@ import (
 // Config configures a Server. The zero value is a clean, fast simulator
 // serving "sim-1".
 type Config struct {
+	// SampleSeed, when not zero, makes sampling without a request seed
+	// (temperature > 0, no "seed") reproducible: the k-th such request
+	// with a given body samples from a seed of (SampleSeed, body, k)
+	// instead of a random one. The samples stay fresh per request, and
+	// the same in any order of concurrent requests: a measurement's runs
+	// repeat exactly. Zero (the default): random, as a real engine.
+	SampleSeed uint64
 	// Models are the model names served; nil means ["sim-1"]. A response's
 	// `model` is the requested name (unless a fault says otherwise).
 	Models []string

@@ -149,7 +149,7 @@ func content(toks []genToken) string {
 func words(text string) []string { return strings.Fields(text) }
 
 // genParamsOf resolves sampling parameters.
-func genParamsOf(maxTokens *int, temperature *float64, seed *int64, topLogprobs int) genParams {
+func genParamsOf(maxTokens *int, temperature *float64, seed *int64, topLogprobs int, unseeded func() uint64) genParams {
 	gp := genParams{maxTokens: defaultMaxTokens, seed: seed, topLogprobs: topLogprobs}
 	if maxTokens != nil {
 		gp.maxTokens = *maxTokens
@@ -158,7 +158,7 @@ func genParamsOf(maxTokens *int, temperature *float64, seed *int64, topLogprobs 
 		gp.temperature = *temperature
 	}
 	if gp.temperature > 0 && seed == nil {
-		gp.noSeed = randomU64()
+		gp.noSeed = unseeded()
 	}
 	return gp
 }

@@ -34,7 +34,11 @@ type Server struct {
 	cache           *prefixCache
 	mux             *http.ServeMux
 	seq             atomic.Uint64 // request sequence numbers, the page owners
-	created         int64         // the `created` of GET /v1/models entries
+	// samples counts the unseeded sampled requests by body digest, for
+	// Config.SampleSeed.
+	samplesMu sync.Mutex
+	samples   map[[32]byte]uint64
+	created   int64 // the `created` of GET /v1/models entries
 
 	mu  sync.Mutex
 	mem memory // what earlier requests left behind; guarded by mu
@@ -285,6 +289,28 @@ func randomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b)
+}
+
+// unseeded is the sampling seed of a request that samples without a
+// seed: random, or the next of Config.SampleSeed's stream for its body.
+func (s *Server) unseeded(body []byte) uint64 {
+	if s.cfg.SampleSeed == 0 {
+		return randomU64()
+	}
+	d := sha256.Sum256(body)
+	s.samplesMu.Lock()
+	if s.samples == nil {
+		s.samples = map[[32]byte]uint64{}
+	}
+	k := s.samples[d]
+	s.samples[d] = k + 1
+	s.samplesMu.Unlock()
+	var b [48]byte
+	binary.LittleEndian.PutUint64(b[:8], s.cfg.SampleSeed)
+	copy(b[8:40], d[:])
+	binary.LittleEndian.PutUint64(b[40:], k)
+	h := sha256.Sum256(b[:])
+	return binary.LittleEndian.Uint64(h[:8])
 }
 
 func randomU64() uint64 {
