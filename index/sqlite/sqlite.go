@@ -46,7 +46,7 @@ type Index struct {
 
 // pragmas apply to every connection. busy_timeout covers another process
 // holding the file (a second gateway by mistake, the sqlite3 shell).
-const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 
 // Open opens (creating if needed) the index at path and brings its schema
 // up to date.
