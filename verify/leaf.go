@@ -74,55 +74,11 @@ type outcomeV1 struct {
 }
 
 // EncodeLeaf returns the canonical leaf of tx, as is: the caller puts the
-// tenant pseudonym in tx.Tenant (Log.Append does).
+// tenant pseudonym in tx.Tenant (Log.Append does). The bytes are those
+// encoding/json writes for leafV1 (appendLeaf writes them without
+// reflection; FuzzEncodeLeaf holds the two equal).
 func EncodeLeaf(tx *custody.Transaction) ([]byte, error) {
-	v := LeafVersion1
-	if tx.ConfigLeaf != nil {
-		v = LeafVersion
-	}
-	l := leafV1{
-		V:                    v,
-		ConfigLeaf:           tx.ConfigLeaf,
-		ID:                   tx.ID,
-		Tenant:               tx.Tenant,
-		Time:                 tx.Time.UTC().Format(time.RFC3339Nano),
-		Endpoint:             tx.Endpoint,
-		Stream:               tx.Stream,
-		Canary:               tx.Canary,
-		RequestedModel:       tx.RequestedModel,
-		Provider:             tx.Provider,
-		Region:               tx.Region,
-		UpstreamModel:        tx.UpstreamModel,
-		ResponseModel:        tx.ResponseModel,
-		Fingerprint:          tx.Fingerprint,
-		ResponseID:           tx.ResponseID,
-		Route:                tx.Route,
-		FallbackChain:        tx.FallbackChain,
-		PathChange:           tx.PathChange,
-		Policy:               tx.Policy,
-		UseCase:              tx.UseCase,
-		Decision:             tx.Decision,
-		Checks:               make([]outcomeV1, len(tx.Outcomes)),
-		Verdict:              string(tx.Verdict),
-		Code:                 string(tx.Code),
-		Status:               tx.Status,
-		PromptTokensLocal:    tx.PromptTokensLocal,
-		PromptTokensReported: tx.PromptTokensReported,
-		CompletionTokens:     tx.CompletionTokens,
-		RequestCommitment:    hex.EncodeToString(tx.RequestCommitment),
-		ResponseCommitment:   hex.EncodeToString(tx.ResponseCommitment),
-		DurationNS:           int64(tx.Duration),
-	}
-	if l.FallbackChain == nil {
-		l.FallbackChain = []string{}
-	}
-	for i, o := range tx.Outcomes {
-		l.Checks[i] = outcomeV1{Check: o.Check, Status: string(o.Status), Code: string(o.Code), Detail: o.Detail}
-	}
-	b, err := json.Marshal(&l)
-	if err != nil {
-		return nil, fmt.Errorf("encoding leaf: %w", err)
-	}
+	b := appendLeaf(make([]byte, 0, 1024), tx)
 	if len(b) > MaxLeafSize {
 		return nil, fmt.Errorf("encoding leaf: %d bytes, limit %d", len(b), MaxLeafSize)
 	}
