@@ -40,10 +40,10 @@ func (c *Config) applyDefaults() {
 		c.Ledger.Origin = "custody.local/log"
 	}
 	if c.Ledger.BatchMaxAge == 0 {
-		c.Ledger.BatchMaxAge = 100 * time.Millisecond
+		c.Ledger.BatchMaxAge = 500 * time.Millisecond
 	}
 	if c.Ledger.BatchMaxSize == 0 {
-		c.Ledger.BatchMaxSize = 1024
+		c.Ledger.BatchMaxSize = 4096
 	}
 	if c.Ledger.SegmentBytes == 0 {
 		c.Ledger.SegmentBytes = 32 << 20

@@ -85,12 +85,12 @@ func (d *Detector) NewScanner(requestID string, own *Prints, ownPrompt string) *
 		ac:   d.ac.Load(),
 		norm: newNormalizer(d.k0, d.k1),
 		ring: make([]uint64, 0, d.cfg.K),
-		// Scratch sized for typical deltas; they grow if a chunk is larger.
-		words: make([]uint64, 0, 64),
-		out:   make([]byte, 0, 512),
-	}
-	if d.common != nil {
-		s.seen = make([]uint64, 0, 256)
+		// Scratch sized for a stream's deltas (a few words each); they
+		// grow if a chunk is larger, and seen with the response. Every
+		// request builds a Scanner: 3 KB of initial capacity here was a
+		// tenth of the gateway's allocated bytes.
+		words: make([]uint64, 0, 16),
+		out:   make([]byte, 0, 128),
 	}
 	if len(s.ac.labels) > 0 && ownPrompt != "" {
 		s.exempt = s.ac.all(ownPrompt)

@@ -114,14 +114,19 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
 	w := &promptWork{done: make(chan struct{})}
 	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
+	raw := "" // the messages' text, which contamination fingerprints
 	if w.text, w.rendered = pp.Text(); !w.rendered {
 		w.text = promptText(p)
+		raw = w.text
 	}
 	go func() {
 		defer close(w.done)
 		w.counts = pp.Count()
 		if contam != nil {
-			w.scanner = contam.Admit(id, tenant, promptText(p))
+			if w.rendered {
+				raw = promptText(p)
+			}
+			w.scanner = contam.Admit(id, tenant, raw)
 		}
 	}()
 	return w

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -86,20 +87,25 @@ func (x *exchange) setHeaders() {
 }
 
 func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
-	attrs := []any{"id", tx.ID, "tenant", tx.Tenant, "endpoint", tx.Endpoint, "model", tx.RequestedModel,
-		"provider", tx.Provider, "response_model", tx.ResponseModel, "verdict", tx.Verdict, "status", tx.Status,
-		"prompt_tokens_local", tx.PromptTokensLocal, "prompt_tokens_reported", tx.PromptTokensReported,
-		"duration_ms", float64(tx.Duration.Microseconds()) / 1000}
+	// LogAttrs with typed values: no boxing of each argument, and the
+	// verdict and code as strings (as named string types, slog would
+	// encode them through json.Marshal).
+	attrs := make([]slog.Attr, 0, 15)
+	attrs = append(attrs, slog.String("id", tx.ID), slog.String("tenant", tx.Tenant), slog.String("endpoint", tx.Endpoint),
+		slog.String("model", tx.RequestedModel), slog.String("provider", tx.Provider), slog.String("response_model", tx.ResponseModel),
+		slog.String("verdict", string(tx.Verdict)), slog.Int("status", tx.Status),
+		slog.Int("prompt_tokens_local", tx.PromptTokensLocal), slog.Int("prompt_tokens_reported", tx.PromptTokensReported),
+		slog.Float64("duration_ms", float64(tx.Duration.Microseconds())/1000))
 	if tx.Code != "" {
-		attrs = append(attrs, "code", tx.Code)
+		attrs = append(attrs, slog.String("code", string(tx.Code)))
 	}
 	if len(tx.FallbackChain) > 1 {
-		attrs = append(attrs, "fallback", tx.FallbackHeader())
+		attrs = append(attrs, slog.String("fallback", tx.FallbackHeader()))
 	}
 	if err != nil {
 		if e := clientError(err); e.Err != nil {
-			attrs = append(attrs, "cause", e.Err.Error())
+			attrs = append(attrs, slog.String("cause", e.Err.Error()))
 		}
 	}
-	g.log.Info("transaction", attrs...)
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, "transaction", attrs...)
 }

@@ -25,6 +25,7 @@ const (
 // keys is what Open loads or creates: immutable afterwards.
 type keys struct {
 	secret   []byte // HMAC key for salts and pseudonyms
+	macs     *macs  // keyed by secret
 	signer   note.Signer
 	verifier note.Verifier
 	vkey     string // verifier key string, e.g. "origin+1a2b3c4d+AbC..."
@@ -76,7 +77,7 @@ func loadKeys(dir, keyFile, origin string) (*keys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger verifier key: %w", err)
 	}
-	return &keys{secret: secret[:32], signer: signer, verifier: verifier, vkey: vkey}, nil
+	return &keys{secret: secret[:32], macs: newMACs(secret[:32]), signer: signer, verifier: verifier, vkey: vkey}, nil
 }
 
 // verifierKey derives the public verifier key string from a note signer

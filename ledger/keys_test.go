@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,14 @@ func TestSaltsAndPseudonym(t *testing.T) {
 	}
 	if req == resp {
 		t.Fatal("request and response salts are equal")
+	}
+	if again, _ := l.Salts("req-1"); again != req { // a pooled, reset hash
+		t.Fatal("the request salt changed on a second derivation")
+	}
+	m.Reset()
+	m.Write([]byte("custody/tenant/v1acme"))
+	if want := hex.EncodeToString(m.Sum(nil)[:16]); l.Pseudonym("acme") != want {
+		t.Fatalf("pseudonym %q, want hex(HMAC(secret, custody/tenant/v1 || acme))[:32] = %q", l.Pseudonym("acme"), want)
 	}
 	if r2, _ := l.Salts("req-2"); r2 == req {
 		t.Fatal("salts do not depend on the request id")

@@ -674,11 +674,11 @@ func (l *Log) Size() uint64 { return l.integrated.Load() }
 // Salts are the request and response salts of requestID, derived from the
 // ledger secret so that they need not be stored.
 func (l *Log) Salts(requestID string) (request, response [32]byte) {
-	return deriveSalt(l.keys.secret, "request", requestID), deriveSalt(l.keys.secret, "response", requestID)
+	return l.keys.macs.salt("request", requestID), l.keys.macs.salt("response", requestID)
 }
 
 // Pseudonym is the tenant's name in the log.
-func (l *Log) Pseudonym(tenant string) string { return pseudonym(l.keys.secret, tenant) }
+func (l *Log) Pseudonym(tenant string) string { return l.keys.macs.pseudonym(tenant) }
 
 // Origin is the log's origin line.
 func (l *Log) Origin() string { return l.origin }

@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
+	"sync"
 )
 
 // Domain-separation prefixes of the keyed hashes derived from the ledger
@@ -13,25 +15,40 @@ const (
 	pseudonymDomain = "custody/tenant/v1"
 )
 
-// deriveSalt is HMAC-SHA256(key, "custody/salt/v1" || kind || requestID),
-// kind "request" or "response". Neither kind is a prefix of the other, so
-// the concatenation is unambiguous.
-func deriveSalt(key []byte, kind, requestID string) [32]byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(saltDomain))
-	m.Write([]byte(kind))
-	m.Write([]byte(requestID))
-	var s [32]byte
-	m.Sum(s[:0])
+// macs computes HMAC-SHA256 under the ledger secret. Every request needs
+// two salts and a pseudonym: a fresh hmac.New for each hashed the key
+// into its inner and outer pads again and allocated both states, so the
+// keyed hashes are pooled and Reset (which restores the keyed state).
+type macs struct{ pool sync.Pool }
+
+func newMACs(key []byte) *macs {
+	m := &macs{}
+	m.pool.New = func() any { return hmac.New(sha256.New, key) }
+	return m
+}
+
+// sum is HMAC-SHA256(key, domain || a || b).
+func (m *macs) sum(domain, a, b string) (s [32]byte) {
+	h := m.pool.Get().(hash.Hash)
+	h.Reset()
+	h.Write([]byte(domain))
+	h.Write([]byte(a))
+	h.Write([]byte(b))
+	h.Sum(s[:0])
+	m.pool.Put(h)
 	return s
+}
+
+// salt is HMAC-SHA256(key, "custody/salt/v1" || kind || requestID), kind
+// "request" or "response". Neither kind is a prefix of the other, so the
+// concatenation is unambiguous.
+func (m *macs) salt(kind, requestID string) [32]byte {
+	return m.sum(saltDomain, kind, requestID)
 }
 
 // pseudonym is hex(HMAC-SHA256(key, "custody/tenant/v1" || tenant))[:32]:
 // stable for a tenant, unlinkable to its id without the secret.
-func pseudonym(key []byte, tenant string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(pseudonymDomain))
-	m.Write([]byte(tenant))
-	var s [32]byte
-	return hex.EncodeToString(m.Sum(s[:0])[:16])
+func (m *macs) pseudonym(tenant string) string {
+	s := m.sum(pseudonymDomain, tenant, "")
+	return hex.EncodeToString(s[:16])
 }

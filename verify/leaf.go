@@ -78,7 +78,7 @@ type outcomeV1 struct {
 // encoding/json writes for leafV1 (appendLeaf writes them without
 // reflection; FuzzEncodeLeaf holds the two equal).
 func EncodeLeaf(tx *custody.Transaction) ([]byte, error) {
-	b := appendLeaf(make([]byte, 0, 1024), tx)
+	b := appendLeaf(make([]byte, 0, 1536), tx) // a gateway leaf is 1.1–1.3 KB
 	if len(b) > MaxLeafSize {
 		return nil, fmt.Errorf("encoding leaf: %d bytes, limit %d", len(b), MaxLeafSize)
 	}
