@@ -2,9 +2,12 @@ package sqlite
 
 import (
 	"database/sql"
+	"strings"
 	"testing"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // TestUpgradeToLeanWrites: a file of schema version 1 opens at version 3 (or later)
@@ -70,4 +73,98 @@ func TestPutRuns(t *testing.T) {
 	if want := n * len(index.Terms(&r0.Transaction)); records != n || terms != want {
 		t.Fatalf("%d records and %d terms, want %d and %d", records, terms, n, want)
 	}
+}
+
+// TestUpgradeToLeanerWrites: a file of schema version 4 opens at version
+// 5 with its records and terms intact; record_terms is WITHOUT ROWID, and
+// a search for rejected records reads the partial index of the
+// unverified ones, which a verified record does not enter.
+func TestUpgradeToLeanerWrites(t *testing.T) {
+	path := fresh(t)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_ns INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for v, name := range []string{"001_init", "002_event_route", "003_lean_writes", "004_event_once"} {
+		m, err := migrationFS.ReadFile("migrations/" + name + ".sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(m)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := gatewayRecord(1)
+	old.Verdict, old.Code = custody.Rejected, custody.CodeModelMismatch
+	data, err := index.EncodeTransaction(&old.Transaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		old.ID, old.Tenant, old.Time.UnixNano(), old.RequestedModel, old.ResponseModel, old.Provider, string(old.Verdict), string(old.Code), old.Shard, old.LeafIndex, string(data)); err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range index.Terms(&old.Transaction) {
+		if _, err := db.Exec(`INSERT INTO record_terms (term, request_id, time_ns) VALUES (?,?,?)`, term, old.ID, old.Time.UnixNano()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	x := openAt(t, path)
+	verified := gatewayRecord(2)
+	if err := x.Put(t.Context(), verified); err != nil {
+		t.Fatal(err)
+	}
+	var version int
+	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < 5 {
+		t.Fatalf("schema version %d (%v), want 5 or later", version, err)
+	}
+	var ddl string
+	if err := x.r.QueryRowContext(t.Context(), `SELECT sql FROM sqlite_master WHERE name = 'record_terms'`).Scan(&ddl); err != nil || !strings.Contains(ddl, "WITHOUT ROWID") {
+		t.Fatalf("record_terms: %q (%v), want WITHOUT ROWID", ddl, err)
+	}
+	for _, q := range []index.Query{{Code: custody.CodeModelMismatch}, {Model: old.RequestedModel, Verdict: custody.Rejected}, {Verdict: custody.Rejected}} {
+		got, err := x.Search(t.Context(), q)
+		if err != nil || len(got) != 1 || got[0].ID != old.ID {
+			t.Fatalf("search %+v: %v, %v; want the upgraded record alone", q, got, err)
+		}
+	}
+	if got, err := x.Search(t.Context(), index.Query{Verdict: custody.Verified}); err != nil || len(got) != 1 || got[0].ID != verified.ID {
+		t.Fatalf("search for verified: %v, %v", got, err)
+	}
+	var inIndex int
+	if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM records INDEXED BY records_unverified WHERE verdict <> 'verified'`).Scan(&inIndex); err != nil || inIndex != 1 {
+		t.Fatalf("records_unverified holds %d rows (%v), want the rejected one alone", inIndex, err)
+	}
+	sqlText, args := sqlq.SearchSQL(&index.Query{Verdict: custody.Rejected}, nil)
+	plan := explain(t, x, sqlText, args)
+	if !strings.Contains(plan, "records_unverified") {
+		t.Fatalf("a search for rejected records does not use records_unverified:\n%s", plan)
+	}
+}
+
+func explain(t *testing.T, x *Index, q string, args []any) string {
+	t.Helper()
+	rows, err := x.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	return b.String()
 }

@@ -18,7 +18,7 @@ import (
 // of the process over the run, which a busy machine slows but does not
 // inflate the way it does wall time).
 func BenchmarkPutCPU(b *testing.B) {
-	for _, batch := range []int{16, 256} {
+	for _, batch := range []int{16, 256, 1024} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			x := openAt(b, fresh(b))
 			recs := make([]index.Record, batch)
