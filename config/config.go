@@ -51,10 +51,11 @@ type Ledger struct {
 	// into the public log with others. Durability does not wait for it:
 	// a leaf is acknowledged once the journal's group commit has synced it
 	// (one fsync shared by every leaf that arrived meanwhile). Default
-	// 500ms; smaller values publish sooner at a steep cost in CPU and
+	// 250ms (tessera's own); smaller values publish sooner at a steep cost in CPU and
 	// syscalls (tessera's POSIX driver writes, syncs and renames every
 	// tile and bundle a batch touches, and syncs their directories: at
-	// 100ms that was 13-25 µs of CPU per request at 3,000-4,000 req/s).
+	// 100ms that was 13-25 µs of CPU per request at 3,000-4,000 req/s);
+	// larger ones hold more leaves in memory on their way to the log.
 	BatchMaxAge time.Duration `yaml:"batch_max_age"`
 	// BatchMaxSize bounds a sequencing batch. Default 4096.
 	BatchMaxSize int `yaml:"batch_max_size"`

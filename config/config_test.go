@@ -72,7 +72,7 @@ func TestParseGood(t *testing.T) {
 	if c.Limits.MaxConnections != 4096 || c.Limits.MaxStreamBytes != 64<<20 {
 		t.Errorf("limits defaults (SPEC §5): %+v", c.Limits)
 	}
-	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 500*time.Millisecond {
+	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 250*time.Millisecond {
 		t.Errorf("limits/ledger defaults: %+v %+v", c.Limits, c.Ledger)
 	}
 }

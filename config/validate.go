@@ -40,7 +40,7 @@ func (c *Config) applyDefaults() {
 		c.Ledger.Origin = "custody.local/log"
 	}
 	if c.Ledger.BatchMaxAge == 0 {
-		c.Ledger.BatchMaxAge = 500 * time.Millisecond
+		c.Ledger.BatchMaxAge = 250 * time.Millisecond
 	}
 	if c.Ledger.BatchMaxSize == 0 {
 		c.Ledger.BatchMaxSize = 4096

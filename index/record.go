@@ -60,6 +60,9 @@ func (r *Record) Validate() error {
 // EncodeTransaction is the form in which backends store a transaction:
 // its ledger JSON. Indexed fields are also kept in columns of their own.
 func EncodeTransaction(t *custody.Transaction) ([]byte, error) {
+	if b, ok := appendTransaction(make([]byte, 0, 1024), t); ok {
+		return b, nil
+	}
 	b, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("index: encoding %q: %w", t.ID, err)

@@ -2,12 +2,11 @@ package verify
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/internal/jsonw"
 )
 
 // appendLeaf appends the canonical leaf of tx to dst: leafV1's fields in
@@ -43,7 +42,7 @@ func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, p)
+		dst = jsonw.AppendString(dst, p)
 	}
 	dst = append(dst, ']')
 	dst = appendBoolField(dst, `,"path_change":`, tx.PathChange)
@@ -82,7 +81,7 @@ func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 }
 
 func appendStringField(dst []byte, name, s string) []byte {
-	return appendJSONString(append(dst, name...), s)
+	return jsonw.AppendString(append(dst, name...), s)
 }
 
 func appendIntField(dst []byte, name string, n int64) []byte {
@@ -91,22 +90,4 @@ func appendIntField(dst []byte, name string, n int64) []byte {
 
 func appendBoolField(dst []byte, name string, b bool) []byte {
 	return strconv.AppendBool(append(dst, name...), b)
-}
-
-// appendJSONString appends s quoted as encoding/json quotes it. The
-// strings of a leaf are identifiers and model names: printable ASCII
-// that needs no escape is copied; anything else (control bytes, quotes,
-// the HTML-sensitive <, > and &, which encoding/json escapes, non-ASCII,
-// invalid UTF-8) goes through json.Marshal itself, so the two cannot
-// disagree.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // a string always encodes
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
