@@ -17,9 +17,14 @@ import (
 // request is a swapped or duplicated response: the redis-style failure
 // where the next caller reads the previous caller's answer.
 //
-// Keys are stored as 16-byte hashes; an entry costs about 64 bytes, so
-// the default bound of a million entries holds under 64 MiB. When full,
-// the oldest entries are forgotten first.
+// An entry is three 8-byte words (the key's hash, the owner's hash, the
+// time) in a ring, and a slot in a map of integers: about 40 bytes, and
+// no pointer for the garbage collector to follow. (Entries that held the
+// owner's name as a string cost about 110 bytes each and made every GC
+// cycle walk the whole table: a full table of a million was 110 MB.)
+// A false alarm needs two 64-bit hashes of different keys to collide
+// (with a million entries, about one claim in 10^13); a missed replay, two
+// owners' 64-bit hashes. When full, the oldest entries are forgotten first.
 type Replay struct {
 	window time.Duration
 	shards [replayShards]replayShard
@@ -28,15 +33,16 @@ type Replay struct {
 const replayShards = 32
 
 type replayShard struct {
-	mu   sync.Mutex
-	max  int
-	m    map[[16]byte]replayEntry // guarded by mu
-	ring [][16]byte               // insertion order, for eviction; guarded by mu
-	head int                      // next ring slot to overwrite once full
+	mu    sync.Mutex
+	max   int
+	index map[uint64]uint32 // key hash -> ring slot; guarded by mu
+	ring  []replayEntry     // insertion order, for eviction; guarded by mu
+	head  int               // next ring slot to overwrite once full
 }
 
 type replayEntry struct {
-	owner string
+	key   uint64
+	owner uint64
 	at    int64 // unix nanoseconds of the first delivery
 }
 
@@ -45,7 +51,7 @@ func NewReplay(window time.Duration, maxEntries int) *Replay {
 	r := &Replay{window: window}
 	per := max(maxEntries/replayShards, 1)
 	for i := range r.shards {
-		r.shards[i] = replayShard{max: per, m: make(map[[16]byte]replayEntry)}
+		r.shards[i] = replayShard{max: per, index: make(map[uint64]uint32)}
 	}
 	return r
 }
@@ -59,30 +65,41 @@ const ReplayedMessage = "this response was already delivered to another request"
 // claim its own key again.
 func (r *Replay) Claim(key, requestID string, now time.Time) error {
 	h := sha256.Sum256([]byte(key))
-	var k [16]byte
-	copy(k[:], h[:16])
+	k := binary.LittleEndian.Uint64(h[:8])
 	s := &r.shards[binary.LittleEndian.Uint32(h[16:])%replayShards]
+	o := sha256.Sum256([]byte(requestID))
+	owner := binary.LittleEndian.Uint64(o[:8])
 	t := now.UnixNano()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.m[k]; ok && t-e.at < int64(r.window) {
-		if e.owner != requestID {
-			// The first owner may be another tenant's request: the client
-			// is not told which; the operator's log is (Err).
-			return &custody.Error{Code: custody.CodeResponseReplayed, Message: ReplayedMessage,
-				Err: fmt.Errorf("first delivered to %s", e.owner)}
+	if i, ok := s.index[k]; ok {
+		e := &s.ring[i]
+		if t-e.at < int64(r.window) {
+			if e.owner != owner {
+				// The first owner may be another tenant's request: the
+				// client is not told which. Only a hash of it is kept; an
+				// id claim's first transaction is found in the index by
+				// its response id.
+				return &custody.Error{Code: custody.CodeResponseReplayed, Message: ReplayedMessage,
+					Err: fmt.Errorf("first delivered to another request within %s (owner hash %016x)", r.window, e.owner)}
+			}
+			return nil
 		}
+		// Expired: the claim starts again in place.
+		e.owner, e.at = owner, t
 		return nil
 	}
 	if len(s.ring) < s.max {
-		s.ring = append(s.ring, k)
-	} else {
-		delete(s.m, s.ring[s.head])
-		s.ring[s.head] = k
-		s.head = (s.head + 1) % s.max
+		s.index[k] = uint32(len(s.ring))
+		s.ring = append(s.ring, replayEntry{key: k, owner: owner, at: t})
+		return nil
 	}
-	s.m[k] = replayEntry{owner: requestID, at: t}
+	old := &s.ring[s.head]
+	delete(s.index, old.key)
+	*old = replayEntry{key: k, owner: owner, at: t}
+	s.index[k] = uint32(s.head)
+	s.head = (s.head + 1) % s.max
 	return nil
 }
 
@@ -92,7 +109,7 @@ func (r *Replay) Len() int {
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.Lock()
-		n += len(s.m)
+		n += len(s.index)
 		s.mu.Unlock()
 	}
 	return n

@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,4 +158,35 @@ func digest(t testing.TB, body []byte) [32]byte {
 		t.Fatal(err)
 	}
 	return r.Digest("e")
+}
+
+// TestReplayCompact: an entry costs under 64 bytes of heap (three words in
+// the ring, an integer slot in the map), so that the default bound stays
+// a small part of a gateway's memory.
+func TestReplayCompact(t *testing.T) {
+	const n = 200_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("id\x00sim\x00chatcmpl-%d", i)
+	}
+	owner := "01JABCDEFGHJKMNPQRSTVWXYZ0"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := NewReplay(time.Hour, 2*n) // room in every shard: none is evicted
+	now := time.Now()
+	for _, k := range keys {
+		if err := r.Claim(k, owner, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if per := float64(after.HeapAlloc-before.HeapAlloc) / n; per > 64 {
+		t.Errorf("%.0f bytes of heap per entry, want at most 64", per)
+	} else {
+		t.Logf("%.1f bytes of heap per entry", per)
+	}
+	runtime.KeepAlive(r)
+	wantCode(t, r.Claim(keys[0], "another", now), custody.CodeResponseReplayed)
 }

@@ -79,7 +79,7 @@ func (c *Config) applyDefaults() {
 		c.Checks.ReplayWindow = time.Hour
 	}
 	if c.Checks.ReplayMaxEntries == 0 {
-		c.Checks.ReplayMaxEntries = 1_000_000
+		c.Checks.ReplayMaxEntries = 500_000
 	}
 	if c.Checks.OnIndexUnavailable == "" {
 		c.Checks.OnIndexUnavailable = "flag"
