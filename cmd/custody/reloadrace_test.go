@@ -96,15 +96,23 @@ func TestReloadUnderTraffic(t *testing.T) {
 		t.Fatalf("%d requests, %d failed", sent.Load(), failed.Load())
 	}
 	_, metrics := get(t, s.URL+"/metrics", "")
+	got := sumMetric(metrics, `custody_requests_total{model="sim-1"`)
 	// The canaries' transactions count too: every one is logged before
-	// it is counted, so the log bounds the counter from above.
+	// it is counted, so the log bounds the counter from above, once the
+	// log's buffer is written (at least every logFlushInterval).
 	logged := 0
-	for _, line := range strings.Split(s.stderr.String(), "\n") {
-		if strings.Contains(line, `"msg":"transaction"`) && strings.Contains(line, `"model":"sim-1"`) {
-			logged++
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logged = 0
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			if strings.Contains(line, `"msg":"transaction"`) && strings.Contains(line, `"model":"sim-1"`) {
+				logged++
+			}
+		}
+		if float64(logged) >= got || time.Now().After(deadline) {
+			break
 		}
 	}
-	if got := sumMetric(metrics, `custody_requests_total{model="sim-1"`); got < float64(sent.Load()) || got > float64(logged) {
+	if got < float64(sent.Load()) || got > float64(logged) {
 		t.Errorf("custody_requests_total for sim-1 = %v after 5 reloads, want the %d requests sent (%d transactions logged)", got, sent.Load(), logged)
 	}
 	if leaves := sumMetric(metrics, "custody_ledger_leaves_total"); leaves < float64(sent.Load()) {

@@ -37,7 +37,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	// Everything serve writes to stderr from here on goes through one
+	// buffered writer, so that the log's lines and serve's own messages
+	// keep their order.
+	logOut := newLogWriter(stderr)
+	defer logOut.Close()
+	stderr = logOut
+	logger := slog.New(flushingHandler{slog.NewJSONHandler(logOut, nil), logOut})
 	app, err := start(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody: %v%s\n", err, corruptJournalAdvice(err, cfg.DataDir))
