@@ -17,11 +17,12 @@ import (
 // request is a swapped or duplicated response: the redis-style failure
 // where the next caller reads the previous caller's answer.
 //
-// An entry is three 8-byte words (the key's hash, the owner's hash, the
-// time) in a ring, and a slot in a map of integers: about 40 bytes, and
-// no pointer for the garbage collector to follow. (Entries that held the
-// owner's name as a string cost about 110 bytes each and made every GC
-// cycle walk the whole table: a full table of a million was 110 MB.)
+// A claim is three 8-byte words (the key's hash, the time, the owner's
+// hash) in a ring and a 4-byte slot in an index at most half full
+// (claimTable): 32 bytes, and no pointer for the garbage collector to
+// follow. (Entries that held the owner's name as a string cost about 110
+// bytes each and made every GC cycle walk the whole table: a full table
+// of a million was 110 MB.)
 // A false alarm needs two 64-bit hashes of different keys to collide
 // (with a million entries, about one claim in 10^13); a missed replay, two
 // owners' 64-bit hashes. When full, the oldest entries are forgotten first.
@@ -33,17 +34,8 @@ type Replay struct {
 const replayShards = 32
 
 type replayShard struct {
-	mu    sync.Mutex
-	max   int
-	index map[uint64]uint32 // key hash -> ring slot; guarded by mu
-	ring  []replayEntry     // insertion order, for eviction; guarded by mu
-	head  int               // next ring slot to overwrite once full
-}
-
-type replayEntry struct {
-	key   uint64
-	owner uint64
-	at    int64 // unix nanoseconds of the first delivery
+	mu     sync.Mutex
+	claims claimTable // guarded by mu
 }
 
 // NewReplay remembers up to maxEntries keys for window.
@@ -51,7 +43,7 @@ func NewReplay(window time.Duration, maxEntries int) *Replay {
 	r := &Replay{window: window}
 	per := max(maxEntries/replayShards, 1)
 	for i := range r.shards {
-		r.shards[i] = replayShard{max: per, index: make(map[uint64]uint32)}
+		r.shards[i].claims = newClaimTable(per)
 	}
 	return r
 }
@@ -73,8 +65,7 @@ func (r *Replay) Claim(key, requestID string, now time.Time) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.index[k]; ok {
-		e := &s.ring[i]
+	if e := s.claims.find(k); e != nil {
 		if t-e.at < int64(r.window) {
 			if e.owner != owner {
 				// The first owner may be another tenant's request: the
@@ -90,16 +81,7 @@ func (r *Replay) Claim(key, requestID string, now time.Time) error {
 		e.owner, e.at = owner, t
 		return nil
 	}
-	if len(s.ring) < s.max {
-		s.index[k] = uint32(len(s.ring))
-		s.ring = append(s.ring, replayEntry{key: k, owner: owner, at: t})
-		return nil
-	}
-	old := &s.ring[s.head]
-	delete(s.index, old.key)
-	*old = replayEntry{key: k, owner: owner, at: t}
-	s.index[k] = uint32(s.head)
-	s.head = (s.head + 1) % s.max
+	s.claims.add(claimEntry{key: k, at: t, owner: owner})
 	return nil
 }
 
@@ -109,7 +91,7 @@ func (r *Replay) Len() int {
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.Lock()
-		n += len(s.index)
+		n += s.claims.len()
 		s.mu.Unlock()
 	}
 	return n

@@ -1,0 +1,95 @@
+package check
+
+// claimTable is one replay shard's claims, unlocked (replayShard holds
+// the lock): a ring of entries in insertion order, the oldest overwritten
+// once max are held, and an open-addressing index of ring slots (linear
+// probing, at most half full, backward-shift deletion). A claim costs 24
+// bytes of ring and 8 of index, and nothing in either is a pointer, so
+// the garbage collector never walks them. (A Go map from key to slot
+// beside the ring cost about 50 bytes a claim.)
+type claimTable struct {
+	ring  []claimEntry
+	slots []uint32 // ring slot + 1 of the claim whose key hashes here; 0 empty
+	mask  uint64
+	head  int // the ring slot overwritten next once full
+	max   int
+}
+
+type claimEntry struct {
+	key   uint64
+	at    int64 // unix nanoseconds of the first delivery
+	owner uint64
+}
+
+func newClaimTable(max int) claimTable {
+	n := 1
+	for n < 2*max {
+		n <<= 1
+	}
+	// The ring's capacity is reserved, not used: its pages become
+	// resident as claims fill them, and it never grows by copying.
+	return claimTable{ring: make([]claimEntry, 0, max), slots: make([]uint32, n), mask: uint64(n - 1), max: max}
+}
+
+// find returns the entry of key, or nil.
+func (t *claimTable) find(key uint64) *claimEntry {
+	for i := key & t.mask; t.slots[i] != 0; i = (i + 1) & t.mask {
+		if e := &t.ring[t.slots[i]-1]; e.key == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// add stores a claim of a key not held, forgetting the oldest if full.
+func (t *claimTable) add(e claimEntry) {
+	var slot int
+	if len(t.ring) < t.max {
+		slot = len(t.ring)
+		t.ring = append(t.ring, e)
+	} else {
+		slot = t.head
+		t.remove(t.ring[slot].key)
+		t.ring[slot] = e
+		t.head = (t.head + 1) % t.max
+	}
+	i := e.key & t.mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i] = uint32(slot + 1)
+}
+
+// remove deletes key from the index, shifting back the entries of its
+// probe run so that every entry stays reachable from its home slot.
+func (t *claimTable) remove(key uint64) {
+	i := key & t.mask
+	for ; t.slots[i] != 0; i = (i + 1) & t.mask {
+		if t.ring[t.slots[i]-1].key == key {
+			break
+		}
+	}
+	if t.slots[i] == 0 {
+		return
+	}
+	for j := i; ; {
+		t.slots[i] = 0
+		for {
+			j = (j + 1) & t.mask
+			if t.slots[j] == 0 {
+				return
+			}
+			home := t.ring[t.slots[j]-1].key & t.mask
+			// The entry at j stays unless its home lies cyclically
+			// outside (i, j]: then it moves back into the hole at i.
+			if (i <= j && (home <= i || home > j)) || (i > j && home <= i && home > j) {
+				t.slots[i] = t.slots[j]
+				i = j
+				break
+			}
+		}
+	}
+}
+
+// len is the number of claims held.
+func (t *claimTable) len() int { return len(t.ring) }
