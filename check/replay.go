@@ -2,9 +2,9 @@ package check
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -23,15 +23,22 @@ import (
 // follow. (Entries that held the owner's name as a string cost about 110
 // bytes each and made every GC cycle walk the whole table: a full table
 // of a million was 110 MB.)
-// A false alarm needs two 64-bit hashes of different keys to collide
+// A false alarm needs two 64-bit hashes (maphash, seeded per process) of
+// different keys to collide
 // (with a million entries, about one claim in 10^13); a missed replay, two
 // owners' 64-bit hashes. When full, the oldest entries are forgotten first.
 type Replay struct {
 	window time.Duration
+	seed   maphash.Seed // of the keys' hashes, in this process only
+	owners maphash.Seed // of the owners'
+
 	shards [replayShards]replayShard
 }
 
-const replayShards = 32
+const (
+	replayShardBits = 5
+	replayShards    = 1 << replayShardBits
+)
 
 type replayShard struct {
 	mu     sync.Mutex
@@ -40,7 +47,7 @@ type replayShard struct {
 
 // NewReplay remembers up to maxEntries keys for window.
 func NewReplay(window time.Duration, maxEntries int) *Replay {
-	r := &Replay{window: window}
+	r := &Replay{window: window, seed: maphash.MakeSeed(), owners: maphash.MakeSeed()}
 	per := max(maxEntries/replayShards, 1)
 	for i := range r.shards {
 		r.shards[i].claims = newClaimTable(per)
@@ -56,11 +63,12 @@ const ReplayedMessage = "this response was already delivered to another request"
 // another owner within the window. The first claim wins; an owner may
 // claim its own key again.
 func (r *Replay) Claim(key, requestID string, now time.Time) error {
-	h := sha256.Sum256([]byte(key))
-	k := binary.LittleEndian.Uint64(h[:8])
-	s := &r.shards[binary.LittleEndian.Uint32(h[16:])%replayShards]
-	o := sha256.Sum256([]byte(requestID))
-	owner := binary.LittleEndian.Uint64(o[:8])
+	// maphash with a seed of this process: the table lives in memory only,
+	// and an upstream cannot aim collisions at a seed it does not know.
+	// The shard takes the hash's top bits, the table's slot its low ones.
+	k := maphash.String(r.seed, key)
+	s := &r.shards[k>>(64-replayShardBits)]
+	owner := maphash.String(r.owners, requestID)
 	t := now.UnixNano()
 
 	s.mu.Lock()
