@@ -19,8 +19,10 @@ import (
 //
 // It walks the body once and hashes as it goes: no decode, no copy.
 func (r *Request) Digest(upstreamModel string) [32]byte {
-	c := canon{h: sha256.New()}
+	var scratch [512]byte
+	c := canon{h: sha256.New(), out: scratch[:0]}
 	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
+	c.flush()
 	var d [32]byte
 	c.h.Sum(d[:0])
 	return d
@@ -31,7 +33,26 @@ func (r *Request) Digest(upstreamModel string) [32]byte {
 // string, 'n' number or literal.
 type canon struct {
 	h   hash.Hash
-	buf [binary.MaxVarintLen64 + 1]byte
+	out []byte // what is not yet written to h: the encoding is dozens of
+	// tags and short strings, and a Write through hash.Hash for each cost
+	// more than hashing them
+}
+
+// write appends b to what goes to h, writing through once out is full.
+func (c *canon) write(b []byte) {
+	if len(c.out)+len(b) > cap(c.out) {
+		c.flush()
+		if len(b) > cap(c.out) {
+			c.h.Write(b)
+			return
+		}
+	}
+	c.out = append(c.out, b...)
+}
+
+func (c *canon) flush() {
+	c.h.Write(c.out)
+	c.out = c.out[:0]
 }
 
 type canonMember struct {
@@ -40,13 +61,14 @@ type canonMember struct {
 }
 
 func (c *canon) tag(t byte, n int) {
-	c.buf[0] = t
-	c.h.Write(binary.AppendUvarint(c.buf[:1], uint64(n)))
+	var buf [binary.MaxVarintLen64 + 1]byte
+	buf[0] = t
+	c.write(binary.AppendUvarint(buf[:1], uint64(n)))
 }
 
 func (c *canon) bytes(t byte, b []byte) {
 	c.tag(t, len(b))
-	c.h.Write(b)
+	c.write(b)
 }
 
 func (c *canon) value(b []byte, i int) {
