@@ -21,14 +21,30 @@ type claimEntry struct {
 	owner uint64
 }
 
+// Both the ring and the index grow with the claims, up to max: memory
+// reserved for a full table would count towards the garbage collector's
+// heap goal (and so the process's size) from the start.
 func newClaimTable(max int) claimTable {
-	n := 1
-	for n < 2*max {
-		n <<= 1
+	const initial = 64
+	return claimTable{slots: make([]uint32, initial), mask: initial - 1, max: max}
+}
+
+// grow doubles the index and places every claim again.
+func (t *claimTable) grow() {
+	n := 2 * len(t.slots)
+	t.slots, t.mask = make([]uint32, n), uint64(n-1)
+	for slot := range t.ring {
+		t.place(slot)
 	}
-	// The ring's capacity is reserved, not used: its pages become
-	// resident as claims fill them, and it never grows by copying.
-	return claimTable{ring: make([]claimEntry, 0, max), slots: make([]uint32, n), mask: uint64(n - 1), max: max}
+}
+
+// place indexes the claim in ring slot slot.
+func (t *claimTable) place(slot int) {
+	i := t.ring[slot].key & t.mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i] = uint32(slot + 1)
 }
 
 // find returns the entry of key, or nil.
@@ -47,17 +63,17 @@ func (t *claimTable) add(e claimEntry) {
 	if len(t.ring) < t.max {
 		slot = len(t.ring)
 		t.ring = append(t.ring, e)
+		if 2*len(t.ring) > len(t.slots) {
+			t.grow() // places the new claim too
+			return
+		}
 	} else {
 		slot = t.head
 		t.remove(t.ring[slot].key)
 		t.ring[slot] = e
 		t.head = (t.head + 1) % t.max
 	}
-	i := e.key & t.mask
-	for t.slots[i] != 0 {
-		i = (i + 1) & t.mask
-	}
-	t.slots[i] = uint32(slot + 1)
+	t.place(slot)
 }
 
 // remove deletes key from the index, shifting back the entries of its

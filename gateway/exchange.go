@@ -11,6 +11,11 @@ import (
 	"github.com/custody-gateway/custody/config"
 )
 
+// outcomesPerTransaction is the room made for a transaction's outcomes:
+// the checks of a plain chat completion with every check on (prompt
+// tokens, model, request id, replay, contamination, shape and the rest).
+const outcomesPerTransaction = 12
+
 // exchange is the state of one proxied request. It is owned by the
 // request's goroutine, except prompt, which the counting goroutine fills
 // before closing prompt.done.
@@ -93,6 +98,9 @@ func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, p
 	x := &exchange{g: g, front: front, w: w, r: r, probe: probe, tx: &custody.Transaction{
 		ID: custody.NewID(start), Time: start.UTC(), Endpoint: front.Endpoint(), Route: -1,
 		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil,
+		// Room for every check's outcome at once: appending them one by
+		// one reallocated the slice four times a request.
+		Outcomes: make([]custody.Outcome, 0, outcomesPerTransaction),
 	}}
 	err := x.run()
 	if err != nil {

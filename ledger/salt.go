@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"sync"
+	"sync/atomic"
 )
 
 // Domain-separation prefixes of the keyed hashes derived from the ledger
@@ -19,7 +20,17 @@ const (
 // two salts and a pseudonym: a fresh hmac.New for each hashed the key
 // into its inner and outer pads again and allocated both states, so the
 // keyed hashes are pooled and Reset (which restores the keyed state).
-type macs struct{ pool sync.Pool }
+type macs struct {
+	pool sync.Pool
+	// names caches pseudonyms: a request's tenant is one of the
+	// configured few, and its pseudonym was an HMAC per leaf. Bounded by
+	// maxCachedPseudonyms, past which pseudonyms are computed each time.
+	names  sync.Map // tenant -> pseudonym
+	cached atomic.Int32
+}
+
+// maxCachedPseudonyms bounds the pseudonym cache.
+const maxCachedPseudonyms = 4096
 
 func newMACs(key []byte) *macs {
 	m := &macs{}
@@ -49,6 +60,15 @@ func (m *macs) salt(kind, requestID string) [32]byte {
 // pseudonym is hex(HMAC-SHA256(key, "custody/tenant/v1" || tenant))[:32]:
 // stable for a tenant, unlinkable to its id without the secret.
 func (m *macs) pseudonym(tenant string) string {
+	if p, ok := m.names.Load(tenant); ok {
+		return p.(string)
+	}
 	s := m.sum(pseudonymDomain, tenant, "")
-	return hex.EncodeToString(s[:16])
+	p := hex.EncodeToString(s[:16])
+	if m.cached.Load() < maxCachedPseudonyms {
+		if _, loaded := m.names.LoadOrStore(tenant, p); !loaded {
+			m.cached.Add(1)
+		}
+	}
+	return p
 }
