@@ -34,19 +34,28 @@ const maxCachedPseudonyms = 4096
 
 func newMACs(key []byte) *macs {
 	m := &macs{}
-	m.pool.New = func() any { return hmac.New(sha256.New, key) }
+	m.pool.New = func() any { return &keyedHash{h: hmac.New(sha256.New, key)} }
 	return m
+}
+
+// keyedHash is a pooled HMAC and the buffer its sum is written to (a
+// slice of a local array would escape through hash.Hash.Sum, an
+// allocation per call).
+type keyedHash struct {
+	h   hash.Hash
+	in  []byte // the message, gathered: a []byte(string) per Write escaped too
+	out [sha256.Size]byte
 }
 
 // sum is HMAC-SHA256(key, domain || a || b).
 func (m *macs) sum(domain, a, b string) (s [32]byte) {
-	h := m.pool.Get().(hash.Hash)
-	h.Reset()
-	h.Write([]byte(domain))
-	h.Write([]byte(a))
-	h.Write([]byte(b))
-	h.Sum(s[:0])
-	m.pool.Put(h)
+	k := m.pool.Get().(*keyedHash)
+	k.h.Reset()
+	k.in = append(append(append(k.in[:0], domain...), a...), b...)
+	k.h.Write(k.in)
+	k.h.Sum(k.out[:0])
+	s = k.out
+	m.pool.Put(k)
 	return s
 }
 

@@ -19,8 +19,8 @@ import (
 //
 // It walks the body once and hashes as it goes: no decode, no copy.
 func (r *Request) Digest(upstreamModel string) [32]byte {
-	var scratch [512]byte
-	c := canon{h: sha256.New(), out: scratch[:0]}
+	c := canon{h: sha256.New()}
+	c.out = make([]byte, 0, 512)
 	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
 	c.flush()
 	var d [32]byte
@@ -36,6 +36,7 @@ type canon struct {
 	out []byte // what is not yet written to h: the encoding is dozens of
 	// tags and short strings, and a Write through hash.Hash for each cost
 	// more than hashing them
+	buf [binary.MaxVarintLen64 + 1]byte // a tag (here, not on the stack: it would escape through h.Write)
 }
 
 // write appends b to what goes to h, writing through once out is full.
@@ -61,9 +62,8 @@ type canonMember struct {
 }
 
 func (c *canon) tag(t byte, n int) {
-	var buf [binary.MaxVarintLen64 + 1]byte
-	buf[0] = t
-	c.write(binary.AppendUvarint(buf[:1], uint64(n)))
+	c.buf[0] = t
+	c.write(binary.AppendUvarint(c.buf[:1], uint64(n)))
 }
 
 func (c *canon) bytes(t byte, b []byte) {
