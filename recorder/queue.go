@@ -81,10 +81,3 @@ func (q *queue) lookup(id string) (index.Record, bool) {
 	}
 	return index.Record{}, false
 }
-
-// empty reports whether nothing waits.
-func (q *queue) empty() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.waiting) == 0
-}

@@ -24,7 +24,7 @@ func TestQueue(t *testing.T) {
 	}
 	<-q.kick
 	batch := q.take(nil)
-	if len(batch) != 2 || batch[0].ID != "a" || batch[1].ID != "b" || !q.empty() {
+	if len(batch) != 2 || batch[0].ID != "a" || batch[1].ID != "b" || len(q.waiting) != 0 {
 		t.Fatalf("take = %v", batch)
 	}
 	if _, ok := q.lookup("a"); !ok {
