@@ -2,9 +2,11 @@ package check
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,20 +19,20 @@ import (
 // request is a swapped or duplicated response: the redis-style failure
 // where the next caller reads the previous caller's answer.
 //
-// A claim is three 8-byte words (the key's hash, the time, the owner's
-// hash) in a ring and a 4-byte slot in an index at most half full
-// (claimTable): 32 bytes, and no pointer for the garbage collector to
-// follow. (Entries that held the owner's name as a string cost about 110
-// bytes each and made every GC cycle walk the whole table: a full table
-// of a million was 110 MB.)
-// A false alarm needs two 64-bit hashes (maphash, seeded per process) of
-// different keys to collide
-// (with a million entries, about one claim in 10^13); a missed replay, two
-// owners' 64-bit hashes. When full, the oldest entries are forgotten first.
+// A claim is the key's 64-bit hash, the time, and its owner in 16 bytes
+// (a transaction id or a request digest as the bytes they spell, so that
+// the operator's log still names the first owner) in a ring, and a
+// 4-byte slot in an index at most half full (claimTable): 40 bytes, and
+// no pointer for the garbage collector to follow. (Entries that held the
+// owner's name as a string cost about 110 bytes each and made every GC
+// cycle walk the whole table: a full table of a million was 110 MB.) A
+// false alarm needs two 64-bit hashes (maphash, seeded per process) of
+// different keys to collide: with 500,000 claims, about one claim in
+// 10^13. When full, the oldest entries are forgotten first.
 type Replay struct {
 	window time.Duration
 	seed   maphash.Seed // of the keys' hashes, in this process only
-	owners maphash.Seed // of the owners'
+	owners maphash.Seed // of the owners that are neither ids nor digests
 
 	shards [replayShards]replayShard
 }
@@ -68,29 +70,59 @@ func (r *Replay) Claim(key, requestID string, now time.Time) error {
 	// The shard takes the hash's top bits, the table's slot its low ones.
 	k := maphash.String(r.seed, key)
 	s := &r.shards[k>>(64-replayShardBits)]
-	owner := maphash.String(r.owners, requestID)
-	t := now.UnixNano()
+	kind, owner := r.owner(requestID)
+	t := now.UnixMilli()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.claims.find(k); e != nil {
-		if t-e.at < int64(r.window) {
-			if e.owner != owner {
+		if (t-int64(e.meta>>2))*int64(time.Millisecond) < int64(r.window) {
+			if e.owner != owner || e.meta&3 != kind {
 				// The first owner may be another tenant's request: the
-				// client is not told which. Only a hash of it is kept; an
-				// id claim's first transaction is found in the index by
-				// its response id.
+				// client is not told which; the operator's log is (Err).
 				return &custody.Error{Code: custody.CodeResponseReplayed, Message: ReplayedMessage,
-					Err: fmt.Errorf("first delivered to another request within %s (owner hash %016x)", r.window, e.owner)}
+					Err: fmt.Errorf("first delivered to %s", ownerName(e.meta&3, e.owner))}
 			}
 			return nil
 		}
 		// Expired: the claim starts again in place.
-		e.owner, e.at = owner, t
+		e.meta, e.owner = uint64(t)<<2|kind, owner
 		return nil
 	}
-	s.claims.add(claimEntry{key: k, at: t, owner: owner})
+	s.claims.add(claimEntry{key: k, meta: uint64(t)<<2 | kind, owner: owner})
 	return nil
+}
+
+// The kinds of owner a claim records in 16 bytes.
+const (
+	ownerHashed  = 0 // any other name: its 64-bit hash
+	ownerTx      = 1 // a transaction id (custody.ParseID)
+	ownerRequest = 2 // "request:" and 32 hex digits (ResponseClaims)
+)
+
+// owner is requestID in 16 bytes: exactly, for the two forms
+// ResponseClaims gives, so that a replay's log line names the first owner.
+func (r *Replay) owner(requestID string) (kind uint64, b [16]byte) {
+	if id, ok := custody.ParseID(requestID); ok {
+		return ownerTx, id
+	}
+	if h, ok := strings.CutPrefix(requestID, requestOwnerPrefix); ok && len(h) == 32 && strings.ToLower(h) == h {
+		if _, err := hex.Decode(b[:], []byte(h)); err == nil {
+			return ownerRequest, b
+		}
+	}
+	binary.LittleEndian.PutUint64(b[:], maphash.String(r.owners, requestID))
+	return ownerHashed, b
+}
+
+func ownerName(kind uint64, b [16]byte) string {
+	switch kind {
+	case ownerTx:
+		return custody.FormatID(b)
+	case ownerRequest:
+		return requestOwnerPrefix + hex.EncodeToString(b[:])
+	}
+	return fmt.Sprintf("another owner (hash %016x)", binary.LittleEndian.Uint64(b[:]))
 }
 
 // Len is the number of keys remembered (for tests and metrics).
@@ -104,6 +136,9 @@ func (r *Replay) Len() int {
 	}
 	return n
 }
+
+// requestOwnerPrefix begins the owner of a body digest's claim.
+const requestOwnerPrefix = "request:"
 
 // ReplayClaim is one key a delivered response claims, and its owner.
 type ReplayClaim struct{ Key, Owner string }
@@ -125,7 +160,7 @@ func ResponseClaims(provider, responseID, txID string, requestDigest [32]byte, r
 	}
 	if response != nil {
 		d := sha256.Sum256(response)
-		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), "request:" + hex.EncodeToString(requestDigest[:16])})
+		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), requestOwnerPrefix + hex.EncodeToString(requestDigest[:16])})
 	}
 	return cs
 }

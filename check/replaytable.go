@@ -3,7 +3,7 @@ package check
 // claimTable is one replay shard's claims, unlocked (replayShard holds
 // the lock): a ring of entries in insertion order, the oldest overwritten
 // once max are held, and an open-addressing index of ring slots (linear
-// probing, at most half full, backward-shift deletion). A claim costs 24
+// probing, at most half full, backward-shift deletion). A claim costs 32
 // bytes of ring and 8 of index, and nothing in either is a pointer, so
 // the garbage collector never walks them. (A Go map from key to slot
 // beside the ring cost about 50 bytes a claim.)
@@ -17,8 +17,8 @@ type claimTable struct {
 
 type claimEntry struct {
 	key   uint64
-	at    int64 // unix nanoseconds of the first delivery
-	owner uint64
+	meta  uint64   // unix milliseconds of the first delivery << 2 | the owner's kind
+	owner [16]byte // who it was delivered to (see replayOwner)
 }
 
 // Both the ring and the index grow with the claims, up to max: memory

@@ -21,7 +21,7 @@ func TestClaimTableAgainstMap(t *testing.T) {
 			if _, ok := held[key]; ok {
 				continue
 			}
-			tab.add(claimEntry{key: key, at: int64(step)})
+			tab.add(claimEntry{key: key, meta: uint64(step)})
 			held[key] = int64(step)
 			order = append(order, key)
 			if len(order) > max {
@@ -32,7 +32,7 @@ func TestClaimTableAgainstMap(t *testing.T) {
 				t.Fatalf("max %d step %d: %d claims held, want %d", max, step, tab.len(), len(held))
 			}
 			for k, at := range held {
-				if e := tab.find(k); e == nil || e.at != at {
+				if e := tab.find(k); e == nil || e.meta != uint64(at) {
 					t.Fatalf("max %d step %d: key %d lost (%v)", max, step, k, e)
 				}
 			}

@@ -348,8 +348,8 @@ type Checks struct {
 	// ReplayWindow is how long response ids and digests are remembered.
 	// Default 1h.
 	ReplayWindow time.Duration `yaml:"replay_window"`
-	// ReplayMaxEntries bounds the replay memory (about 32 bytes an entry,
-	// two per response). Default 500,000: 16 MB.
+	// ReplayMaxEntries bounds the replay memory (about 40 bytes an entry,
+	// two per response). Default 500,000: 20 MB.
 	ReplayMaxEntries int `yaml:"replay_max_entries"`
 	// ContaminationWarmup is how many responses the contamination
 	// detector learns the model's stock phrases from before it reports
