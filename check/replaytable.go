@@ -18,7 +18,7 @@ type claimTable struct {
 type claimEntry struct {
 	key   uint64
 	meta  uint64   // unix milliseconds of the first delivery << 2 | the owner's kind
-	owner [16]byte // who it was delivered to (see replayOwner)
+	owner [16]byte // who it was delivered to (see Replay.owner)
 }
 
 // Both the ring and the index grow with the claims, up to max: memory
