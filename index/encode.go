@@ -22,34 +22,27 @@ func appendTransaction(dst []byte, t *custody.Transaction) (_ []byte, ok bool) {
 	if _, off := t.Time.Zone(); off%60 != 0 {
 		return dst, false // an offset in seconds, which json.Marshal refuses
 	}
-	dst = str(append(dst, '{'), `"id":`, t.ID)
-	dst = str(dst, `,"tenant":`, t.Tenant)
+	dst = jsonw.StringField(append(dst, '{'), `"id":`, t.ID)
+	dst = jsonw.StringField(dst, `,"tenant":`, t.Tenant)
 	dst = append(dst, `,"time":"`...)
 	dst = append(t.Time.AppendFormat(dst, time.RFC3339Nano), '"')
-	dst = str(dst, `,"endpoint":`, t.Endpoint)
+	dst = jsonw.StringField(dst, `,"endpoint":`, t.Endpoint)
 	if t.Stream {
 		dst = append(dst, `,"stream":true`...)
 	}
 	if t.Canary {
 		dst = append(dst, `,"canary":true`...)
 	}
-	dst = str(dst, `,"requested_model":`, t.RequestedModel)
+	dst = jsonw.StringField(dst, `,"requested_model":`, t.RequestedModel)
 	dst = strOmit(dst, `,"provider":`, t.Provider)
 	dst = strOmit(dst, `,"region":`, t.Region)
 	dst = strOmit(dst, `,"upstream_model":`, t.UpstreamModel)
 	dst = strOmit(dst, `,"response_model":`, t.ResponseModel)
 	dst = strOmit(dst, `,"system_fingerprint":`, t.Fingerprint)
 	dst = strOmit(dst, `,"response_id":`, t.ResponseID)
-	dst = strconv.AppendInt(append(dst, `,"route":`...), int64(t.Route), 10)
+	dst = jsonw.IntField(dst, `,"route":`, int64(t.Route))
 	if len(t.FallbackChain) > 0 {
-		dst = append(dst, `,"fallback_chain":[`...)
-		for i, p := range t.FallbackChain {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonw.AppendString(dst, p)
-		}
-		dst = append(dst, ']')
+		dst = jsonw.AppendStrings(append(dst, `,"fallback_chain":`...), t.FallbackChain)
 	}
 	if t.PathChange {
 		dst = append(dst, `,"path_change":true`...)
@@ -65,36 +58,34 @@ func appendTransaction(dst []byte, t *custody.Transaction) (_ []byte, ok bool) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = str(append(dst, '{'), `"check":`, o.Check)
-			dst = str(dst, `,"status":`, string(o.Status))
+			dst = jsonw.StringField(append(dst, '{'), `"check":`, o.Check)
+			dst = jsonw.StringField(dst, `,"status":`, string(o.Status))
 			dst = strOmit(dst, `,"code":`, string(o.Code))
 			dst = strOmit(dst, `,"detail":`, o.Detail)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
-	dst = str(dst, `,"verdict":`, string(t.Verdict))
+	dst = jsonw.StringField(dst, `,"verdict":`, string(t.Verdict))
 	dst = strOmit(dst, `,"code":`, string(t.Code))
-	dst = strconv.AppendInt(append(dst, `,"status":`...), int64(t.Status), 10)
-	dst = strconv.AppendInt(append(dst, `,"prompt_tokens_local":`...), int64(t.PromptTokensLocal), 10)
-	dst = strconv.AppendInt(append(dst, `,"prompt_tokens_reported":`...), int64(t.PromptTokensReported), 10)
-	dst = strconv.AppendInt(append(dst, `,"completion_tokens":`...), int64(t.CompletionTokens), 10)
+	dst = jsonw.IntField(dst, `,"status":`, int64(t.Status))
+	dst = jsonw.IntField(dst, `,"prompt_tokens_local":`, int64(t.PromptTokensLocal))
+	dst = jsonw.IntField(dst, `,"prompt_tokens_reported":`, int64(t.PromptTokensReported))
+	dst = jsonw.IntField(dst, `,"completion_tokens":`, int64(t.CompletionTokens))
 	dst = bytesOmit(dst, `,"request_commitment":`, t.RequestCommitment)
 	dst = bytesOmit(dst, `,"response_commitment":`, t.ResponseCommitment)
-	dst = strconv.AppendInt(append(dst, `,"duration_ns":`...), int64(t.Duration), 10)
+	dst = jsonw.IntField(dst, `,"duration_ns":`, int64(t.Duration))
 	if t.ConfigLeaf != nil {
 		dst = strconv.AppendUint(append(dst, `,"config_leaf":`...), *t.ConfigLeaf, 10)
 	}
 	return append(dst, '}'), true
 }
 
-func str(dst []byte, name, s string) []byte { return jsonw.AppendString(append(dst, name...), s) }
-
 func strOmit(dst []byte, name, s string) []byte {
 	if s == "" {
 		return dst
 	}
-	return str(dst, name, s)
+	return jsonw.StringField(dst, name, s)
 }
 
 func bytesOmit(dst []byte, name string, b []byte) []byte {

@@ -19,75 +19,54 @@ func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 	if tx.ConfigLeaf != nil {
 		v = LeafVersion
 	}
-	dst = append(dst, `{"v":`...)
-	dst = strconv.AppendInt(dst, int64(v), 10)
-	dst = appendStringField(dst, `,"id":`, tx.ID)
-	dst = appendStringField(dst, `,"tenant":`, tx.Tenant)
+	dst = jsonw.IntField(dst, `{"v":`, int64(v))
+	dst = jsonw.StringField(dst, `,"id":`, tx.ID)
+	dst = jsonw.StringField(dst, `,"tenant":`, tx.Tenant)
 	dst = append(dst, `,"time":"`...)
 	dst = tx.Time.UTC().AppendFormat(dst, time.RFC3339Nano) // digits, letters, '-', ':', '.': nothing to escape
 	dst = append(dst, '"')
-	dst = appendStringField(dst, `,"endpoint":`, tx.Endpoint)
-	dst = appendBoolField(dst, `,"stream":`, tx.Stream)
-	dst = appendBoolField(dst, `,"canary":`, tx.Canary)
-	dst = appendStringField(dst, `,"requested_model":`, tx.RequestedModel)
-	dst = appendStringField(dst, `,"provider":`, tx.Provider)
-	dst = appendStringField(dst, `,"region":`, tx.Region)
-	dst = appendStringField(dst, `,"upstream_model":`, tx.UpstreamModel)
-	dst = appendStringField(dst, `,"response_model":`, tx.ResponseModel)
-	dst = appendStringField(dst, `,"system_fingerprint":`, tx.Fingerprint)
-	dst = appendStringField(dst, `,"response_id":`, tx.ResponseID)
-	dst = appendIntField(dst, `,"route":`, int64(tx.Route))
-	dst = append(dst, `,"fallback_chain":[`...)
-	for i, p := range tx.FallbackChain {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonw.AppendString(dst, p)
-	}
-	dst = append(dst, ']')
-	dst = appendBoolField(dst, `,"path_change":`, tx.PathChange)
-	dst = appendStringField(dst, `,"policy":`, tx.Policy)
-	dst = appendStringField(dst, `,"use_case":`, tx.UseCase)
-	dst = appendStringField(dst, `,"decision":`, tx.Decision)
+	dst = jsonw.StringField(dst, `,"endpoint":`, tx.Endpoint)
+	dst = jsonw.BoolField(dst, `,"stream":`, tx.Stream)
+	dst = jsonw.BoolField(dst, `,"canary":`, tx.Canary)
+	dst = jsonw.StringField(dst, `,"requested_model":`, tx.RequestedModel)
+	dst = jsonw.StringField(dst, `,"provider":`, tx.Provider)
+	dst = jsonw.StringField(dst, `,"region":`, tx.Region)
+	dst = jsonw.StringField(dst, `,"upstream_model":`, tx.UpstreamModel)
+	dst = jsonw.StringField(dst, `,"response_model":`, tx.ResponseModel)
+	dst = jsonw.StringField(dst, `,"system_fingerprint":`, tx.Fingerprint)
+	dst = jsonw.StringField(dst, `,"response_id":`, tx.ResponseID)
+	dst = jsonw.IntField(dst, `,"route":`, int64(tx.Route))
+	dst = jsonw.AppendStrings(append(dst, `,"fallback_chain":`...), tx.FallbackChain)
+	dst = jsonw.BoolField(dst, `,"path_change":`, tx.PathChange)
+	dst = jsonw.StringField(dst, `,"policy":`, tx.Policy)
+	dst = jsonw.StringField(dst, `,"use_case":`, tx.UseCase)
+	dst = jsonw.StringField(dst, `,"decision":`, tx.Decision)
 	dst = append(dst, `,"checks":[`...)
 	for i, o := range tx.Outcomes {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendStringField(dst, `{"check":`, o.Check)
-		dst = appendStringField(dst, `,"status":`, string(o.Status))
-		dst = appendStringField(dst, `,"code":`, string(o.Code))
-		dst = appendStringField(dst, `,"detail":`, o.Detail)
+		dst = jsonw.StringField(dst, `{"check":`, o.Check)
+		dst = jsonw.StringField(dst, `,"status":`, string(o.Status))
+		dst = jsonw.StringField(dst, `,"code":`, string(o.Code))
+		dst = jsonw.StringField(dst, `,"detail":`, o.Detail)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
-	dst = appendStringField(dst, `,"verdict":`, string(tx.Verdict))
-	dst = appendStringField(dst, `,"code":`, string(tx.Code))
-	dst = appendIntField(dst, `,"status":`, int64(tx.Status))
-	dst = appendIntField(dst, `,"prompt_tokens_local":`, int64(tx.PromptTokensLocal))
-	dst = appendIntField(dst, `,"prompt_tokens_reported":`, int64(tx.PromptTokensReported))
-	dst = appendIntField(dst, `,"completion_tokens":`, int64(tx.CompletionTokens))
+	dst = jsonw.StringField(dst, `,"verdict":`, string(tx.Verdict))
+	dst = jsonw.StringField(dst, `,"code":`, string(tx.Code))
+	dst = jsonw.IntField(dst, `,"status":`, int64(tx.Status))
+	dst = jsonw.IntField(dst, `,"prompt_tokens_local":`, int64(tx.PromptTokensLocal))
+	dst = jsonw.IntField(dst, `,"prompt_tokens_reported":`, int64(tx.PromptTokensReported))
+	dst = jsonw.IntField(dst, `,"completion_tokens":`, int64(tx.CompletionTokens))
 	dst = append(dst, `,"request_commitment":"`...)
 	dst = hex.AppendEncode(dst, tx.RequestCommitment)
 	dst = append(dst, `","response_commitment":"`...)
 	dst = hex.AppendEncode(dst, tx.ResponseCommitment)
 	dst = append(dst, '"')
 	if tx.ConfigLeaf != nil {
-		dst = append(dst, `,"config_leaf":`...)
-		dst = strconv.AppendUint(dst, *tx.ConfigLeaf, 10)
+		dst = strconv.AppendUint(append(dst, `,"config_leaf":`...), *tx.ConfigLeaf, 10)
 	}
-	dst = appendIntField(dst, `,"duration_ns":`, int64(tx.Duration))
+	dst = jsonw.IntField(dst, `,"duration_ns":`, int64(tx.Duration))
 	return append(dst, '}')
-}
-
-func appendStringField(dst []byte, name, s string) []byte {
-	return jsonw.AppendString(append(dst, name...), s)
-}
-
-func appendIntField(dst []byte, name string, n int64) []byte {
-	return strconv.AppendInt(append(dst, name...), n, 10)
-}
-
-func appendBoolField(dst []byte, name string, b bool) []byte {
-	return strconv.AppendBool(append(dst, name...), b)
 }

@@ -6,6 +6,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -25,4 +26,31 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// StringField appends name (the comma, key and colon, as written) and s.
+func StringField(dst []byte, name, s string) []byte {
+	return AppendString(append(dst, name...), s)
+}
+
+// IntField appends name and n.
+func IntField(dst []byte, name string, n int64) []byte {
+	return strconv.AppendInt(append(dst, name...), n, 10)
+}
+
+// BoolField appends name and b.
+func BoolField(dst []byte, name string, b bool) []byte {
+	return strconv.AppendBool(append(dst, name...), b)
+}
+
+// AppendStrings appends ss as a JSON array of strings ([] for none).
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
 }
