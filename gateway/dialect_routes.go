@@ -72,7 +72,7 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, g.cfg.Limits.MaxBodyBytes), r.ContentLength, g.cfg.Limits.MaxBodyBytes)
+	body, err := g.readBody(w, r)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (g *Gateway) inputTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readAll(http.MaxBytesReader(w, r.Body, g.cfg.Limits.MaxBodyBytes), r.ContentLength, g.cfg.Limits.MaxBodyBytes)
+	body, err := g.readBody(w, r)
 	if err != nil {
 		return err
 	}

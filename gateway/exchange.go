@@ -137,7 +137,7 @@ func (x *exchange) run() error {
 		return err
 	}
 	defer release()
-	body, err := x.readBody()
+	body, err := x.g.readBody(x.w, x.r)
 	if err != nil {
 		return err
 	}

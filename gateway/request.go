@@ -14,21 +14,21 @@ import (
 	"github.com/custody-gateway/custody/template"
 )
 
-// readBody reads the request body, bounded in size and in time: a slow
-// client gets ReadTimeout for its whole body; the deadline is lifted
+// readBody reads r's body for every endpoint that takes one (the
+// exchange, count_tokens, input_tokens), bounded in size and in time: a
+// slow client gets ReadTimeout for its whole body; the deadline is lifted
 // before the answer, which may stream for minutes.
-func (x *exchange) readBody() ([]byte, error) {
-	g := x.g
-	rc := http.NewResponseController(x.w)
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(g.now().Add(g.cfg.Limits.ReadTimeout))
-	body, err := readAll(http.MaxBytesReader(x.w, x.r.Body, g.cfg.Limits.MaxBodyBytes), x.r.ContentLength, g.cfg.Limits.MaxBodyBytes)
+	body, err := readAll(http.MaxBytesReader(w, r.Body, g.cfg.Limits.MaxBodyBytes), r.ContentLength, g.cfg.Limits.MaxBodyBytes)
 	if err == nil {
 		rc.SetReadDeadline(time.Time{})
 		return body, nil
 	}
 	// The connection is in an unknown state: answer and close it, without
 	// waiting for the rest of the body (the deadline stays).
-	x.w.Header().Set("Connection", "close")
+	w.Header().Set("Connection", "close")
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the request body was not received in time")
