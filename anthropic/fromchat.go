@@ -33,27 +33,17 @@ func notTranslatable(format string, args ...any) error {
 // stop_reason of its finish_reason, usage with the cached prefix moved
 // out of input_tokens into cache_read_input_tokens.
 func FromChat(body []byte) ([]byte, error) {
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(body, &c); err != nil {
-		return nil, notTranslatable("not a chat completion")
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return nil, notTranslatable("an error body")
-	}
-	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
-		return nil, notTranslatable("%d choices", len(c.Choices))
+	c, finish, why := openai.ReadChatAnswer(body)
+	if why != "" {
+		return nil, notTranslatable("%s", why)
 	}
 	ch := c.Choices[0]
-	finish := ""
-	if ch.FinishReason != nil {
-		finish = *ch.FinishReason
-	}
 	stop := StopReasonOf(finish)
 	if stop == "" {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
-		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(&c)}
+		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c)}
 	if t := ch.Message.Content; t != nil && *t != "" {
 		m.Content = append(m.Content, OutBlock{Type: "text", Text: t})
 	}

@@ -1,6 +1,9 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // ChatCompletion is a chat completion, or one of its stream chunks, as
 // the translators to other dialects (anthropic, responses) read it:
@@ -36,4 +39,25 @@ type ChatOut struct {
 			Arguments string `json:"arguments"`
 		} `json:"function"`
 	} `json:"tool_calls"`
+}
+
+// ReadChatAnswer reads a plain chat completion as the translating fronts
+// take it: JSON, no error body, exactly one choice with a message. finish
+// is that choice's finish_reason ("" when null); why, when not "", says
+// what body is instead, and c is nil.
+func ReadChatAnswer(body []byte) (c *ChatCompletion, finish, why string) {
+	c = new(ChatCompletion)
+	if err := json.Unmarshal(body, c); err != nil {
+		return nil, "", "not a chat completion"
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return nil, "", "an error body"
+	}
+	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
+		return nil, "", fmt.Sprintf("%d choices", len(c.Choices))
+	}
+	if f := c.Choices[0].FinishReason; f != nil {
+		finish = *f
+	}
+	return c, finish, ""
 }

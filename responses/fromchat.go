@@ -30,27 +30,17 @@ func notTranslatable(format string, args ...any) error {
 // function_call item per tool call, status completed, or incomplete for
 // a length or content_filter finish, usage as Responses counts it.
 func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(body, &c); err != nil {
-		return nil, notTranslatable("not a chat completion")
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return nil, notTranslatable("an error body")
-	}
-	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
-		return nil, notTranslatable("%d choices", len(c.Choices))
+	c, finish, why := openai.ReadChatAnswer(body)
+	if why != "" {
+		return nil, notTranslatable("%s", why)
 	}
 	ch := c.Choices[0]
-	finish := ""
-	if ch.FinishReason != nil {
-		finish = *ch.FinishReason
-	}
 	status, details := statusOf(finish)
 	if status == "" {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	o := r.object(ResponseID(c.ID), c.Model, createdAt)
-	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(&c)
+	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(c)
 	if t := ch.Message.Content; t != nil && *t != "" {
 		o.Output = append(o.Output, messageItem(c.ID, *t, StatusCompleted))
 	}
