@@ -147,36 +147,11 @@ func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, fo
 		return [][]byte{append([]byte(nil), first...), openai.AppendEvent(nil, "error",
 			json.RawMessage(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))}
 	}
-	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
-	for _, ch := range chunks {
-		if failed && containsFinish(ch, "abort") {
-			continue
-		}
-		b, err := tr.Chunk(ch)
-		if err != nil {
-			break
-		}
-		groups = append(groups, append([]byte(nil), b...))
-	}
-	var end []byte
-	if failed {
-		end = append([]byte(nil), tr.EndWithoutStop()...)
-	} else {
-		b, _ := tr.End()
-		end = append([]byte(nil), b...)
-	}
-	if c.faults[FaultStreamCut] {
-		end = cutLastEvent(end)
-	}
-	groups = append(groups, end)
-	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
-		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
-		foreign := openai.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
-			"message": anthropic.MessageBody{ID: anthropic.MessageID(other.id), Type: "message", Role: "assistant",
+	return s.translated(c, &tr, groups, chunks, form, tr.EndWithoutStop, func(otherID string) []byte {
+		return openai.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
+			"message": anthropic.MessageBody{ID: anthropic.MessageID(otherID), Type: "message", Role: "assistant",
 				Model: head.Model, Content: []anthropic.OutBlock{}}})
-		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
-	}
-	return groups
+	}, head)
 }
 
 // countTokens serves POST /v1/messages/count_tokens: the prompt as chat
@@ -306,8 +281,30 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 		return append(groups, openai.AppendEvent(nil, "error", map[string]any{"type": "error",
 			"sequence_number": 2, "code": "server_error", "message": "prefill rejected the request"}))
 	}
+	chunks := chatStreamEvents(head, res, false, true, form, u.PromptTokensDetails)
+	return s.translated(c, tr, groups, chunks, form, tr.EndFailed, func(otherID string) []byte {
+		return openai.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
+			"sequence_number": 0, "response": map[string]any{"id": responses.ResponseID(otherID), "object": "response",
+				"model": head.Model, "status": "in_progress", "output": []any{}}})
+	}, head)
+}
+
+// streamTranslator is a front's stream translator (anthropic's,
+// responses') as the simulator drives it.
+type streamTranslator interface {
+	Chunk(chunk []byte) ([]byte, error)
+	End() ([]byte, error)
+}
+
+// translated appends to groups the chat chunks of an answer run through
+// tr, one group of events per chunk, then the stream's end. The
+// error-as-200 forms drop the abort finish and end with endFailed; a
+// stream cut loses its last event; an interleaved stream gets another
+// stream's first event (foreign, given that stream's id) after its first
+// two groups.
+func (s *Server) translated(c *call, tr streamTranslator, groups, chunks [][]byte, form Fault, endFailed func() []byte, foreign func(otherID string) []byte, head envelope) [][]byte {
 	failed := form == FaultErrorAs200Empty || form == FaultErrorAs200Abort
-	for _, ch := range chatStreamEvents(head, res, false, true, form, u.PromptTokensDetails) {
+	for _, ch := range chunks {
 		if failed && containsFinish(ch, "abort") {
 			continue
 		}
@@ -319,7 +316,7 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 	}
 	var end []byte
 	if failed {
-		end = append([]byte(nil), tr.EndFailed()...)
+		end = append([]byte(nil), endFailed()...)
 	} else {
 		b, _ := tr.End()
 		end = append([]byte(nil), b...)
@@ -330,10 +327,7 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 	groups = append(groups, end)
 	if c.faults[FaultStreamInterleave] && len(groups) > 2 {
 		other := s.otherStream(streamHead{id: head.ID, created: head.Created})
-		foreign := openai.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
-			"sequence_number": 0, "response": map[string]any{"id": responses.ResponseID(other.id), "object": "response",
-				"model": head.Model, "status": "in_progress", "output": []any{}}})
-		groups = append(groups[:2], append([][]byte{foreign}, groups[2:]...)...)
+		groups = append(groups[:2], append([][]byte{foreign(other.id)}, groups[2:]...)...)
 	}
 	return groups
 }
