@@ -99,8 +99,12 @@ func startLiteWitness(t *testing.T, lw, ctl, name, origin, logVKey string) *lite
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.agent.Process.Kill(); w.agent.Wait() })
+	// The socket file exists from ssh-agent's bind, before its listen:
+	// wait until a connection is accepted, not until the file is there
+	// (ssh-add in that gap fails with "Connection refused").
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(w.sock); err == nil {
+		if c, err := net.Dial("unix", w.sock); err == nil {
+			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
