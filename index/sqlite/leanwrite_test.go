@@ -81,25 +81,7 @@ func TestPutRuns(t *testing.T) {
 // unverified ones, which a verified record does not enter.
 func TestUpgradeToLeanerWrites(t *testing.T) {
 	path := fresh(t)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_ns INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for v, name := range []string{"001_init", "002_event_route", "003_lean_writes", "004_event_once"} {
-		m, err := migrationFS.ReadFile("migrations/" + name + ".sql")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(string(m)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, v+1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := atVersion(t, path, 4)
 	old := gatewayRecord(1)
 	old.Verdict, old.Code = custody.Rejected, custody.CodeModelMismatch
 	data, err := index.EncodeTransaction(&old.Transaction)
@@ -167,4 +149,120 @@ func explain(t *testing.T, x *Index, q string, args []any) string {
 		b.WriteString(detail + "\n")
 	}
 	return b.String()
+}
+
+// atVersion creates the index file at path at schema version v, by the
+// migrations up to it, and returns it open without this package's Open.
+func atVersion(t *testing.T, path string, v int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_ns INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := index.LoadMigrations(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:v] {
+		if _, err := db.Exec(m.SQL); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, m.Version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestUpgradeToLeafHeads: a file of schema version 5 opens at version 6
+// without the index by shard and leaf or the index of the terms by
+// request id; MaxLeafIndex answers from the leaf heads the migration
+// filled, and Put raises them.
+func TestUpgradeToLeafHeads(t *testing.T) {
+	path := fresh(t)
+	db := atVersion(t, path, 5)
+	for _, r := range []struct {
+		id, shard string
+		leaf      int64
+	}{{"a1", "a", 3}, {"a2", "a", 9}, {"b1", "b", 4}, {"c1", "c", -1}} {
+		if _, err := db.Exec(`INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data) VALUES (?, 't', 1, 'm', 'm', 'p', 'verified', '', ?, ?, '{}')`, r.id, r.shard, r.leaf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	x := openAt(t, path)
+	var version int
+	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < 6 {
+		t.Fatalf("schema version %d (%v), want 6 or later", version, err)
+	}
+	for _, name := range []string{"records_shard_leaf", "record_terms_request"} {
+		var n int
+		if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, name).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s still there (%d, %v)", name, n, err)
+		}
+	}
+	for shard, want := range map[string]int64{"a": 9, "b": 4, "c": -1, "d": -1} {
+		if n, err := x.MaxLeafIndex(t.Context(), shard); err != nil || n != want {
+			t.Errorf("MaxLeafIndex(%q) after the upgrade = %d, %v; want %d", shard, n, err, want)
+		}
+	}
+	up := gatewayRecord(20)
+	up.Shard = "b"
+	if err := x.Put(t.Context(), up); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := x.MaxLeafIndex(t.Context(), "b"); err != nil || n != 20 {
+		t.Errorf("MaxLeafIndex(b) after a Put of leaf 20 = %d, %v", n, err)
+	}
+}
+
+// TestReplaceByWholeKey: a record replaced by a later attempt's leaf
+// takes its terms with it, found by their whole key, and a search by a
+// code and a model looks each record's model term up by its whole key
+// (there is no index of the terms by request id to fall back on).
+func TestReplaceByWholeKey(t *testing.T) {
+	x := openAt(t, fresh(t))
+	first := gatewayRecord(1)
+	first.Verdict, first.Code = custody.Rejected, custody.CodeModelMismatch
+	first.Fail(custody.CheckModel, custody.CodeModelMismatch, "")
+	first.ResponseModel = "other-model"
+	later := gatewayRecord(1)
+	later.LeafIndex = 5
+	older := gatewayRecord(1)
+	older.LeafIndex, older.Tenant = 0, "stale"
+	if err := x.Put(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := x.Search(t.Context(), index.Query{Code: custody.CodeModelMismatch, Model: "other-model"}); err != nil || len(got) != 1 {
+		t.Fatalf("search by code and model before the replacement: %v, %v", got, err)
+	}
+	if err := x.Put(t.Context(), later, older); err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	rows, err := x.r.QueryContext(t.Context(), `SELECT term FROM record_terms WHERE request_id = ? ORDER BY term`, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var term string
+		rows.Scan(&term)
+		terms = append(terms, term)
+	}
+	rows.Close()
+	if want := index.Terms(&later.Transaction); strings.Join(terms, ",") != strings.Join(want, ",") {
+		t.Fatalf("terms after the replacement: %q, want %q (the later leaf's alone)", terms, want)
+	}
+	if got, err := x.Get(t.Context(), first.ID); err != nil || got.LeafIndex != 5 || got.Verdict != custody.Verified || got.Tenant == "stale" {
+		t.Fatalf("after the replacement: %+v, %v", got, err)
+	}
+	sqlText, args := sqlq.SearchSQL(&index.Query{Code: custody.CodeModelMismatch, Model: "sim-1"}, nil)
+	plan := explain(t, x, sqlText, args)
+	if !strings.Contains(plan, "(term=? AND time_ns=? AND request_id=?)") {
+		t.Fatalf("a search by code and model does not look the model term up by its whole key:\n%s", plan)
+	}
 }

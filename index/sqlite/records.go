@@ -3,23 +3,35 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/custody-gateway/custody/index"
 )
 
-// upsertHead and upsertTail frame a multi-row upsert that replaces a
-// stored record unless the stored one has the greater leaf index.
-const upsertHead = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data) VALUES `
+// insertHead and insertTail frame a multi-row insert that skips the ids
+// already stored and returns the ones it wrote; Put replaces the skipped
+// ones apart (replace), which nearly no batch has.
+const insertHead = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data) VALUES `
 
-const upsertTail = `
-ON CONFLICT (request_id) DO UPDATE SET
-	tenant = excluded.tenant, time_ns = excluded.time_ns, requested_model = excluded.requested_model,
-	response_model = excluded.response_model, provider = excluded.provider, verdict = excluded.verdict,
-	code = excluded.code, shard = excluded.shard, leaf_index = excluded.leaf_index, data = excluded.data
-WHERE excluded.leaf_index >= records.leaf_index
+const insertTail = `
+ON CONFLICT (request_id) DO NOTHING
 RETURNING request_id`
+
+// The statements of replace and of the leaf heads, prepared once.
+const (
+	storedSQL = `SELECT time_ns, data, shard, leaf_index FROM records WHERE request_id = ?`
+	updateSQL = `UPDATE records SET tenant = ?, time_ns = ?, requested_model = ?, response_model = ?, provider = ?,
+	verdict = ?, code = ?, shard = ?, leaf_index = ?, data = ? WHERE request_id = ?`
+	deleteTermSQL = `DELETE FROM record_terms WHERE term = ? AND time_ns = ? AND request_id = ?`
+	raiseHeadSQL  = `INSERT INTO leaf_heads (shard, leaf_index) VALUES (?, ?)
+ON CONFLICT (shard) DO UPDATE SET leaf_index = excluded.leaf_index WHERE excluded.leaf_index > leaf_heads.leaf_index`
+	maxLeafSQL = `SELECT leaf_index FROM leaf_heads WHERE shard = ?`
+)
+
+// columns is the number of a record's columns, the variables of one row.
+const columns = 11
 
 // putChunk bounds the records of one multi-row statement (11 variables
 // each, far under SQLite's limit of 32,766).
@@ -34,17 +46,17 @@ var putShapes = []int{256, 64, 16, 4, 1}
 
 // putStmts are the prepared statements of one row count.
 type putStmts struct {
-	upsert *sql.Stmt // n records, RETURNING the request ids written
-	del    *sql.Stmt // the terms of n request ids
+	insert *sql.Stmt // n records, RETURNING the request ids written
 	terms  *sql.Stmt // n term rows
 }
 
-func upsertSQL(n int) string {
-	return upsertHead + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?,?,?,?),", n), ",") + upsertTail
+// oneStmts are the write path's statements of one row each.
+type oneStmts struct {
+	stored, update, deleteTerm, raiseHead, maxLeaf *sql.Stmt
 }
 
-func deleteTermsSQL(n int) string {
-	return "DELETE FROM record_terms WHERE request_id IN (" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+func insertSQL(n int) string {
+	return insertHead + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?,?,?,?),", n), ",") + insertTail
 }
 
 func insertTermsSQL(n int) string {
@@ -53,31 +65,46 @@ func insertTermsSQL(n int) string {
 
 // preparePut prepares every shape on the writer connection.
 func (x *Index) preparePut(ctx context.Context) error {
+	prep := func(dst **sql.Stmt, q string) error {
+		st, err := x.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("preparing the write path: %w", err)
+		}
+		*dst = st
+		return nil
+	}
 	x.put = map[int]*putStmts{}
 	for _, n := range putShapes {
-		var ps putStmts
-		for _, s := range []struct {
-			dst **sql.Stmt
-			sql string
-		}{{&ps.upsert, upsertSQL(n)}, {&ps.del, deleteTermsSQL(n)}, {&ps.terms, insertTermsSQL(n)}} {
-			st, err := x.w.PrepareContext(ctx, s.sql)
-			if err != nil {
-				return fmt.Errorf("preparing the write path (%d rows): %w", n, err)
-			}
-			*s.dst = st
+		ps := &putStmts{}
+		x.put[n] = ps
+		if err := prep(&ps.insert, insertSQL(n)); err != nil {
+			return err
 		}
-		x.put[n] = &ps
+		if err := prep(&ps.terms, insertTermsSQL(n)); err != nil {
+			return err
+		}
+	}
+	o := &x.one
+	for _, s := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{{&o.stored, storedSQL}, {&o.update, updateSQL}, {&o.deleteTerm, deleteTermSQL}, {&o.raiseHead, raiseHeadSQL}, {&o.maxLeaf, maxLeafSQL}} {
+		if err := prep(s.dst, s.q); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // closePut closes what preparePut prepared.
 func (x *Index) closePut() {
+	sts := []*sql.Stmt{x.one.stored, x.one.update, x.one.deleteTerm, x.one.raiseHead, x.one.maxLeaf}
 	for _, ps := range x.put {
-		for _, st := range []*sql.Stmt{ps.upsert, ps.del, ps.terms} {
-			if st != nil {
-				st.Close()
-			}
+		sts = append(sts, ps.insert, ps.terms)
+	}
+	for _, st := range sts {
+		if st != nil {
+			st.Close()
 		}
 	}
 }
@@ -98,12 +125,11 @@ func runs(n int, f func(lo, size int) error) error {
 }
 
 // Put stores recs in one transaction on the writer connection. Each run
-// of records is one multi-row upsert, one delete and one multi-row insert
-// of their terms, all prepared: per-statement overhead, not rows,
-// dominated the cost. A record whose stored copy has the greater leaf
-// index keeps it (the upsert's WHERE); its terms are rewritten all the
-// same, which changes nothing, since a request's terms derive from its
-// immutable leaf.
+// of records is one multi-row insert and one multi-row insert of their
+// terms, all prepared: per-statement overhead, not rows, dominated the
+// cost. A record whose id is stored already replaces the stored one
+// unless that has the greater leaf index (replace); its shard's leaf
+// head rises to the greatest leaf index written.
 func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -116,12 +142,18 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 		return fmt.Errorf("index: put: %w", err)
 	}
 	defer tx.Rollback()
+	heads := map[string]int64{}
 	for len(recs) > 0 {
 		n := min(len(recs), putChunk)
-		if err := x.putChunkTx(ctx, tx, recs[:n]); err != nil {
+		if err := x.putChunkTx(ctx, tx, recs[:n], heads); err != nil {
 			return err
 		}
 		recs = recs[n:]
+	}
+	for shard, leaf := range heads {
+		if _, err := tx.StmtContext(ctx, x.one.raiseHead).ExecContext(ctx, shard, leaf); err != nil {
+			return fmt.Errorf("index: put: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: put: %w", err)
@@ -129,7 +161,9 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	return nil
 }
 
-func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record) error {
+// putChunkTx stores recs in tx and raises heads, by shard, to the
+// greatest leaf index it wrote.
+func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record, heads map[string]int64) error {
 	// Within one statement a request id may appear once: keep, as a run
 	// of single upserts would, the greatest leaf index, later winning ties.
 	last := make(map[string]int, len(recs))
@@ -138,7 +172,8 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record)
 			last[recs[i].ID] = i
 		}
 	}
-	args := make([]any, 0, 11*len(last))
+	args := make([]any, 0, columns*len(last))
+	kept := make([]*index.Record, 0, len(last))
 	for i := range recs {
 		r := &recs[i]
 		if last[r.ID] != i {
@@ -148,15 +183,14 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record)
 		if err != nil {
 			return err
 		}
+		kept = append(kept, r)
 		args = append(args, r.ID, index.Column(r.Tenant), r.Time.UnixNano(),
 			index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider),
 			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, string(data))
 	}
-	// The upsert returns the records it wrote: a stored copy with a
-	// greater leaf index keeps its row, and its terms.
-	var written []*index.Record
-	err := runs(len(args)/11, func(lo, n int) error {
-		rows, err := tx.StmtContext(ctx, x.put[n].upsert).QueryContext(ctx, args[11*lo:11*(lo+n)]...)
+	inserted := make(map[string]bool, len(kept))
+	err := runs(len(kept), func(lo, n int) error {
+		rows, err := tx.StmtContext(ctx, x.put[n].insert).QueryContext(ctx, args[columns*lo:columns*(lo+n)]...)
 		if err != nil {
 			return err
 		}
@@ -166,36 +200,82 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record)
 			if err := rows.Scan(&id); err != nil {
 				return err
 			}
-			written = append(written, &recs[last[id]])
+			inserted[id] = true
 		}
 		return rows.Err()
 	})
 	if err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}
-	if len(written) == 0 {
-		return nil
-	}
-	dargs := make([]any, 0, len(written))
 	var iargs []any
-	for _, r := range written {
-		dargs = append(dargs, r.ID)
+	for i, r := range kept {
+		if !inserted[r.ID] {
+			ok, err := x.replace(ctx, tx, args[columns*i:columns*(i+1)])
+			if err != nil {
+				return fmt.Errorf("index: put: replacing %q: %w", r.ID, err)
+			}
+			if !ok {
+				continue
+			}
+		}
 		for _, term := range index.Terms(&r.Transaction) {
 			iargs = append(iargs, term, r.ID, r.Time.UnixNano())
 		}
+		if h, ok := heads[r.Shard]; r.LeafIndex >= 0 && (!ok || r.LeafIndex > h) {
+			heads[r.Shard] = r.LeafIndex
+		}
 	}
-	err = runs(len(dargs), func(lo, n int) error {
-		_, err := tx.StmtContext(ctx, x.put[n].del).ExecContext(ctx, dargs[lo:lo+n]...)
+	err = runs(len(iargs)/3, func(lo, n int) error {
+		_, err := tx.StmtContext(ctx, x.put[n].terms).ExecContext(ctx, iargs[3*lo:3*(lo+n)]...)
 		return err
 	})
-	if err == nil {
-		err = runs(len(iargs)/3, func(lo, n int) error {
-			_, err := tx.StmtContext(ctx, x.put[n].terms).ExecContext(ctx, iargs[3*lo:3*(lo+n)]...)
-			return err
-		})
-	}
 	if err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}
 	return nil
+}
+
+// replace writes the record of row (its insert's variables, id first)
+// over the stored one of its id unless that has the greater leaf index,
+// and reports whether it did. The stored record's terms go with it: they
+// derive from its data, and the key they are deleted by is whole
+// (record_terms has no index by request id to find them otherwise).
+func (x *Index) replace(ctx context.Context, tx *sql.Tx, row []any) (bool, error) {
+	id, leaf := row[0].(string), row[9].(int64)
+	var (
+		timeNS, storedLeaf int64
+		data, shard        string
+	)
+	if err := tx.StmtContext(ctx, x.one.stored).QueryRowContext(ctx, id).Scan(&timeNS, &data, &shard, &storedLeaf); err != nil {
+		return false, err
+	}
+	if storedLeaf > leaf {
+		return false, nil
+	}
+	stored, err := index.DecodeRecord([]byte(data), shard, storedLeaf)
+	if err != nil {
+		return false, err
+	}
+	for _, term := range index.Terms(&stored.Transaction) {
+		if _, err := tx.StmtContext(ctx, x.one.deleteTerm).ExecContext(ctx, term, timeNS, id); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.StmtContext(ctx, x.one.update).ExecContext(ctx, append(row[1:columns:columns], id)...); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// MaxLeafIndex returns the greatest leaf index stored for shard, or -1:
+// its leaf head, which Put raises.
+func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
+	var n int64
+	switch err := x.one.maxLeaf.QueryRowContext(ctx, shard).Scan(&n); {
+	case errors.Is(err, sql.ErrNoRows):
+		return -1, nil
+	case err != nil:
+		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
+	}
+	return n, nil
 }

@@ -38,6 +38,7 @@ type Index struct {
 	// Statements of the write path, prepared once on w.
 	claim *sql.Stmt
 	put   map[int]*putStmts // by row count (putShapes)
+	one   oneStmts
 
 	pruner    prune.Pruner
 	closeOnce sync.Once

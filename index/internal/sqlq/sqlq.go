@@ -47,7 +47,10 @@ func SearchSQL(q *index.Query, cursor *Cursor) (string, []any) {
 		t = "c"
 	}
 	if q.Model != "" {
-		s.WriteString(" JOIN record_terms m ON m.request_id = r.request_id AND m.term = " + b.arg(index.ModelTerm(q.Model)))
+		// The time too: with a Code as well, each record is then one
+		// lookup of record_terms' whole key, which a backend without an
+		// index of the terms by request id (sqlite) needs.
+		s.WriteString(" JOIN record_terms m ON m.request_id = r.request_id AND m.time_ns = r.time_ns AND m.term = " + b.arg(index.ModelTerm(q.Model)))
 		if t == "r" {
 			t = "m"
 		}
