@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
 // Endpoint names, as recorded in the ledger.
@@ -65,7 +67,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	if !utf8.Valid(body) {
 		return nil, badf("not valid UTF-8")
 	}
-	if !json.Valid(body) {
+	if !jsonvalid.Valid(body) {
 		return nil, badf("not valid JSON")
 	}
 	r := &Request{Body: body}

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+
+	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
 // Response is what custody checks in a completion, a chat completion, an
@@ -79,7 +81,7 @@ func ParseResponse(b []byte) (*Response, error) {
 // Decode decodes b into r, reusing r's storage.
 func (r *Response) Decode(b []byte) error {
 	*r = Response{}
-	if !json.Valid(b) || !scanResponse(b, r) {
+	if !jsonvalid.Valid(b) || !scanResponse(b, r) {
 		*r = Response{}
 		if err := json.Unmarshal(b, r); err != nil {
 			return badf("upstream body: %s", typeError(err))

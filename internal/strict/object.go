@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
 // Object is a dialect's request body as custody reads it: its top-level
@@ -24,7 +26,7 @@ func DecodeObject(body []byte, m Members, known map[string]bool) (Object, error)
 	if !utf8.Valid(body) {
 		return Object{}, errors.New("the body is not valid UTF-8")
 	}
-	if !json.Valid(body) {
+	if !jsonvalid.Valid(body) {
 		return Object{}, errors.New("the body is not valid JSON")
 	}
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
