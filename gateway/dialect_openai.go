@@ -96,7 +96,7 @@ func (q *openaiRequest) Model() string      { return q.r.Model }
 func (q *openaiRequest) Stream() bool       { return q.r.Stream }
 func (q *openaiRequest) IncludeUsage() bool { return q.r.IncludeUsage }
 func (q *openaiRequest) Prompt() (*openai.Prompt, []byte, error) {
-	p, err := openai.ParsePrompt(q.endpoint, q.r.Body)
+	p, err := q.r.Prompt(q.endpoint)
 	return p, q.r.Body, err
 }
 func (q *openaiRequest) Upstream(model string, set ...openai.Member) []byte {
