@@ -70,10 +70,9 @@ func (x *exchange) deliverPlain(body []byte) error {
 	if err := x.record(); err != nil {
 		return err
 	}
-	x.setHeaders()
-	h := x.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h := x.setHeaders()
+	h.set("Content-Type", "application/json")
+	h.set("Content-Length", strconv.Itoa(len(body)))
 	x.w.WriteHeader(http.StatusOK)
 	x.started = true
 	x.w.Write(body) // recorded; sent as far as the client lets us
