@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Strict members. custody reads a few members of a request and of a
@@ -26,11 +27,12 @@ import (
 // or each object of an array).
 type members struct {
 	names [][]byte
+	strs  []string // names, as strings
 	inner map[string]*members
 }
 
 func memberSet(names ...string) *members {
-	m := &members{names: make([][]byte, len(names))}
+	m := &members{names: make([][]byte, len(names)), strs: names}
 	for i, n := range names {
 		m.names[i] = []byte(n)
 	}
@@ -93,8 +95,14 @@ func (e *memberError) Error() string {
 
 // strictObject checks the object at b[i] (valid JSON) against m, and
 // calls visit, if not nil, with each checked member's name and value
-// range. path is a function so that it is formatted only on error.
-func strictObject(b []byte, i int, m *members, path func() string, visit func(name string, vs, ve int) error) error {
+// range.
+func strictObject(b []byte, i int, m *members, visit func(name string, vs, ve int) error) error {
+	at := make(where, 0, 8)
+	return strictObjectAt(b, i, m, &at, visit)
+}
+
+// strictObjectAt is strictObject of the object at *at.
+func strictObjectAt(b []byte, i int, m *members, at *where, visit func(name string, vs, ve int) error) error {
 	var seen uint64 // bit j: m.names[j] was seen
 	return eachMember(b, i, func(raw []byte, vs, ve int) error {
 		key := raw
@@ -103,7 +111,7 @@ func strictObject(b []byte, i int, m *members, path func() string, visit func(na
 			var s string
 			if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
 				// Cannot happen on valid JSON; refuse rather than guess.
-				return &memberError{path(), fmt.Sprintf("member key %q cannot be read", raw)}
+				return &memberError{at.String(), fmt.Sprintf("member key %q cannot be read", raw)}
 			}
 			key = []byte(s)
 		}
@@ -117,23 +125,26 @@ func strictObject(b []byte, i int, m *members, path func() string, visit func(na
 		if j < 0 {
 			return nil
 		}
-		name := m.names[j]
+		name, str := m.names[j], m.strs[j]
 		switch {
 		case !bytes.Equal(key, name):
-			return &memberError{path(), fmt.Sprintf("member %q differs from %q only in case", key, name)}
+			return &memberError{at.String(), fmt.Sprintf("member %q differs from %q only in case", key, name)}
 		case escaped:
-			return &memberError{path(), fmt.Sprintf("member %q is written with escapes (%q)", name, raw)}
+			return &memberError{at.String(), fmt.Sprintf("member %q is written with escapes (%q)", name, raw)}
 		case seen&(1<<j) != 0:
-			return &memberError{path(), fmt.Sprintf("duplicate member %q", name)}
+			return &memberError{at.String(), fmt.Sprintf("duplicate member %q", name)}
 		}
 		seen |= 1 << j
-		if inner := m.inner[string(name)]; inner != nil {
-			if err := strictValue(b, vs, inner, func() string { return join(path(), string(name)) }); err != nil {
+		if inner := m.inner[str]; inner != nil {
+			*at = append(*at, place{name: str})
+			err := strictValue(b, vs, inner, at)
+			*at = (*at)[:len(*at)-1]
+			if err != nil {
 				return err
 			}
 		}
 		if visit != nil {
-			return visit(string(name), vs, ve)
+			return visit(str, vs, ve)
 		}
 		return nil
 	})
@@ -141,29 +152,51 @@ func strictObject(b []byte, i int, m *members, path func() string, visit func(na
 
 // strictValue checks the value at b[i] when it is an object, or each
 // object element when it is an array; other values have no members.
-func strictValue(b []byte, i int, m *members, path func() string) error {
+func strictValue(b []byte, i int, m *members, at *where) error {
 	switch b[i] {
 	case '{':
-		return strictObject(b, i, m, path, nil)
+		return strictObjectAt(b, i, m, at, nil)
 	case '[':
 		return eachElement(b, i, func(k, vs int) error {
 			if b[vs] != '{' {
 				return nil
 			}
-			return strictObject(b, vs, m, func() string { return path() + "[" + strconv.Itoa(k) + "]" }, nil)
+			*at = append(*at, place{index: k, element: true})
+			err := strictObjectAt(b, vs, m, at, nil)
+			*at = (*at)[:len(*at)-1]
+			return err
 		})
 	}
 	return nil
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
+// where is a place in a body, from the top: the members and elements
+// leading to it. It is formatted only for an error
+// ("messages[2].content"); strictObject keeps one, on its stack, for a
+// whole body (a closure per level, as it was, cost an allocation per
+// message and per member with members).
+type where []place
+
+type place struct {
+	name    string
+	index   int
+	element bool // an element (index) rather than a member (name)
 }
 
-func top() string { return "" }
+func (w *where) String() string {
+	var s strings.Builder
+	for _, p := range *w {
+		switch {
+		case p.element:
+			s.WriteString("[" + strconv.Itoa(p.index) + "]")
+		case s.Len() > 0:
+			s.WriteString("." + p.name)
+		default:
+			s.WriteString(p.name)
+		}
+	}
+	return s.String()
+}
 
 // ErrAmbiguous is wrapped by a response that custody refuses because a
 // member it checks is duplicated or written in a case or escape variant.
@@ -185,7 +218,7 @@ func checkResponseMembers(b []byte) error {
 	if i >= len(b) || b[i] != '{' {
 		return nil
 	}
-	if err := strictObject(b, i, responseMembers, top, nil); err != nil {
+	if err := strictObject(b, i, responseMembers, nil); err != nil {
 		return &AmbiguousError{Detail: err.Error()}
 	}
 	return nil

@@ -78,7 +78,7 @@ func ParseRequest(body []byte) (*Request, error) {
 	// One pass: the checked members, each exactly once (strictObject),
 	// are the ones read here; ParsePrompt may then decode the body with
 	// encoding/json and read the same ones.
-	err := strictObject(body, i, requestMembers, top, func(key string, vs, ve int) error {
+	err := strictObject(body, i, requestMembers, func(key string, vs, ve int) error {
 		v := body[vs:ve]
 		switch key {
 		case "model":
