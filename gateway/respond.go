@@ -131,5 +131,14 @@ func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
 			attrs = append(attrs, slog.String("cause", e.Err.Error()))
 		}
 	}
-	g.log.LogAttrs(context.Background(), slog.LevelInfo, "transaction", attrs...)
+	// The record made here, not by LogAttrs: LogAttrs also takes the
+	// caller's program counter (runtime.Callers), for a source the
+	// handler is not asked to write.
+	ctx, h := context.Background(), g.log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "transaction", 0)
+	r.AddAttrs(attrs...)
+	h.Handle(ctx, r)
 }
