@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -30,9 +31,10 @@ import (
 // different keys to collide: with 500,000 claims, about one claim in
 // 10^13. When full, the oldest entries are forgotten first.
 type Replay struct {
-	window time.Duration
-	seed   maphash.Seed // of the keys' hashes, in this process only
-	owners maphash.Seed // of the owners that are neither ids nor digests
+	window     time.Duration
+	maxEntries int
+	seed       maphash.Seed // of the keys' hashes, in this process only
+	owners     maphash.Seed // of the owners that are neither ids nor digests
 
 	shards [replayShards]replayShard
 }
@@ -49,11 +51,19 @@ type replayShard struct {
 
 // NewReplay remembers up to maxEntries keys for window.
 func NewReplay(window time.Duration, maxEntries int) *Replay {
-	r := &Replay{window: window, seed: maphash.MakeSeed(), owners: maphash.MakeSeed()}
+	r := &Replay{window: window, maxEntries: maxEntries, seed: maphash.MakeSeed(), owners: maphash.MakeSeed()}
 	per := max(maxEntries/replayShards, 1)
+	frees := make([]func(), replayShards)
 	for i := range r.shards {
 		r.shards[i].claims = newClaimTable(per)
+		frees[i] = r.shards[i].claims.free
 	}
+	// The tables' memory is the kernel's: it goes back when r is garbage.
+	runtime.AddCleanup(r, func(frees []func()) {
+		for _, f := range frees {
+			f()
+		}
+	}, frees)
 	return r
 }
 
@@ -123,6 +133,13 @@ func ownerName(kind uint64, b [16]byte) string {
 		return requestOwnerPrefix + hex.EncodeToString(b[:])
 	}
 	return fmt.Sprintf("another owner (hash %016x)", binary.LittleEndian.Uint64(b[:]))
+}
+
+// Is reports whether r, which may be nil, remembers up to maxEntries
+// keys for window: whether NewReplay(window, maxEntries) would make the
+// same.
+func (r *Replay) Is(window time.Duration, maxEntries int) bool {
+	return r != nil && r.window == window && r.maxEntries == maxEntries
 }
 
 // Len is the number of keys remembered (for tests and metrics).

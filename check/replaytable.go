@@ -7,12 +7,20 @@ package check
 // bytes of ring and 8 of index, and nothing in either is a pointer, so
 // the garbage collector never walks them. (A Go map from key to slot
 // beside the ring cost about 50 bytes a claim.)
+//
+// Both are reserved for max claims at once, outside Go's heap (offHeap):
+// the ring's pages become resident as claims fill it, and neither counts
+// towards the collector's heap goal, which a full table in the heap
+// doubled (20 MB of claims at the default bound made the process 40 MB
+// larger). No growth copies either.
 type claimTable struct {
-	ring  []claimEntry
-	slots []uint32 // ring slot + 1 of the claim whose key hashes here; 0 empty
+	ring  []claimEntry // len max; the first n hold claims
+	slots []uint32     // ring slot + 1 of the claim whose key hashes here; 0 empty
 	mask  uint64
+	n     int // claims held
 	head  int // the ring slot overwritten next once full
 	max   int
+	free  func() // returns ring and slots
 }
 
 type claimEntry struct {
@@ -21,21 +29,17 @@ type claimEntry struct {
 	owner [16]byte // who it was delivered to (see Replay.owner)
 }
 
-// Both the ring and the index grow with the claims, up to max: memory
-// reserved for a full table would count towards the garbage collector's
-// heap goal (and so the process's size) from the start.
 func newClaimTable(max int) claimTable {
-	const initial = 64
-	return claimTable{slots: make([]uint32, initial), mask: initial - 1, max: max}
-}
-
-// grow doubles the index and places every claim again.
-func (t *claimTable) grow() {
-	n := 2 * len(t.slots)
-	t.slots, t.mask = make([]uint32, n), uint64(n-1)
-	for slot := range t.ring {
-		t.place(slot)
+	slots := 64
+	for slots < 2*max {
+		slots *= 2
 	}
+	t := claimTable{mask: uint64(slots - 1), max: max}
+	var freeRing, freeSlots func()
+	t.ring, freeRing = offHeap[claimEntry](max)
+	t.slots, freeSlots = offHeap[uint32](slots)
+	t.free = func() { freeRing(); freeSlots() }
+	return t
 }
 
 // place indexes the claim in ring slot slot.
@@ -60,19 +64,15 @@ func (t *claimTable) find(key uint64) *claimEntry {
 // add stores a claim of a key not held, forgetting the oldest if full.
 func (t *claimTable) add(e claimEntry) {
 	var slot int
-	if len(t.ring) < t.max {
-		slot = len(t.ring)
-		t.ring = append(t.ring, e)
-		if 2*len(t.ring) > len(t.slots) {
-			t.grow() // places the new claim too
-			return
-		}
+	if t.n < t.max {
+		slot = t.n
+		t.n++
 	} else {
 		slot = t.head
 		t.remove(t.ring[slot].key)
-		t.ring[slot] = e
 		t.head = (t.head + 1) % t.max
 	}
+	t.ring[slot] = e
 	t.place(slot)
 }
 
@@ -108,4 +108,4 @@ func (t *claimTable) remove(key uint64) {
 }
 
 // len is the number of claims held.
-func (t *claimTable) len() int { return len(t.ring) }
+func (t *claimTable) len() int { return t.n }

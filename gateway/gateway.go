@@ -90,7 +90,7 @@ func New(o Options) (*Gateway, error) {
 		keys:         newKeyring(c),
 		models:       map[string]*model{},
 		policies:     map[string]*config.Policy{},
-		replay:       check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries),
+		replay:       o.Replay,
 		rec:          o.Recorder,
 		contam:       o.Contamination,
 		log:          o.Logger,
@@ -105,6 +105,9 @@ func New(o Options) (*Gateway, error) {
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
 		clients:      o.Clients,
+	}
+	if !g.replay.Is(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries) {
+		g.replay = check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries)
 	}
 	rand.Read(g.cacheKey[:]) // never fails (crypto/rand)
 	g.keys.fails = o.AuthFailures
@@ -248,6 +251,10 @@ func (g *Gateway) Admin(r *http.Request) error { return g.keys.admin(r) }
 // AuthFailures is the gateway's admin-key failure limiter, for the
 // console login to share.
 func (g *Gateway) AuthFailures() *AuthFailures { return g.keys.fails }
+
+// Replay is the replay check's memory, for the next gateway of a reload
+// to keep (Options.Replay).
+func (g *Gateway) Replay() *check.Replay { return g.replay }
 
 // IsAdminKey reports whether key is an admin key (for the console login).
 func (g *Gateway) IsAdminKey(key string) bool { return g.keys.isAdmin(key) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/upstream"
 )
@@ -60,6 +61,12 @@ type Options struct {
 	// previous gateway's, on reload); nil means a new one of
 	// Config.Limits.AuthFailuresPerMinute.
 	AuthFailures *AuthFailures
+	// Replay, when set, is the replay check's memory to keep using (the
+	// previous gateway's, on reload, so that a response delivered before
+	// a reload is still known after it). It is used only if its window
+	// and bound are the configuration's (Config.Checks.ReplayWindow,
+	// ReplayMaxEntries); otherwise, and when nil, a new one is made.
+	Replay *check.Replay
 }
 
 // Tracer traces a transaction and each of its upstream attempts

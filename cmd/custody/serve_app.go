@@ -21,6 +21,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
+	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/console"
 	"github.com/custody-gateway/custody/contamination"
@@ -215,8 +216,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	// One admin-key failure limiter for the console and the admin API,
 	// kept across reloads.
 	authFailures := gateway.NewAuthFailures(cfg.Limits.AuthFailuresPerMinute, nil)
+	var replay *check.Replay // the replay check's claims, kept across reloads
 	if old := a.gw.Load(); old != nil {
-		authFailures = old.AuthFailures()
+		authFailures, replay = old.AuthFailures(), old.Replay()
 	}
 	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
 	con, err := console.New(console.Config{
@@ -231,7 +233,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{AuthFailures: authFailures, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+	opts := gateway.Options{AuthFailures: authFailures, Replay: replay, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
