@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/custody-gateway/custody"
 )
@@ -68,6 +69,18 @@ func EncodeTransaction(t *custody.Transaction) ([]byte, error) {
 		return nil, fmt.Errorf("index: encoding %q: %w", t.ID, err)
 	}
 	return b, nil
+}
+
+// EncodeTransactionString is EncodeTransaction as a string, for a
+// backend that binds the data column as text: the bytes are this call's
+// own new buffer, never written again, so the string is made without
+// copying them (a kilobyte a record).
+func EncodeTransactionString(t *custody.Transaction) (string, error) {
+	b, err := EncodeTransaction(t)
+	if err != nil || len(b) == 0 {
+		return "", err
+	}
+	return unsafe.String(&b[0], len(b)), nil
 }
 
 // DecodeRecord rebuilds a Record from what EncodeTransaction stored. Times

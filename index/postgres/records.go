@@ -55,14 +55,14 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 	)
 	for i := range recs {
 		r := &recs[i]
-		b, err := index.EncodeTransaction(&r.Transaction)
+		b, err := index.EncodeTransactionString(&r.Transaction)
 		if err != nil {
 			return err
 		}
 		id[i], tenant[i], t[i] = r.ID, index.Column(r.Tenant), r.Time.UnixNano()
 		reqModel[i], respModel[i], provider[i] = index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider)
 		verdict[i], code[i], shard[i] = index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard)
-		leaf[i], data[i] = r.LeafIndex, string(b)
+		leaf[i], data[i] = r.LeafIndex, b
 		for _, term := range index.Terms(&r.Transaction) {
 			cID, cTerm, cT, cLeaf = append(cID, r.ID), append(cTerm, term), append(cT, t[i]), append(cLeaf, r.LeafIndex)
 		}

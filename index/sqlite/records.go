@@ -179,14 +179,14 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record,
 		if last[r.ID] != i {
 			continue
 		}
-		data, err := index.EncodeTransaction(&r.Transaction)
+		data, err := index.EncodeTransactionString(&r.Transaction)
 		if err != nil {
 			return err
 		}
 		kept = append(kept, r)
 		args = append(args, r.ID, index.Column(r.Tenant), r.Time.UnixNano(),
 			index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider),
-			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, string(data))
+			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, data)
 	}
 	inserted := make(map[string]bool, len(kept))
 	err := runs(len(kept), func(lo, n int) error {
