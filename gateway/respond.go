@@ -91,8 +91,8 @@ func (x *exchange) setHeaders() *headerValues {
 }
 
 // headerValues sets response headers from one backing array of values,
-// where Header.Set makes a slice for each: a response's evidence headers
-// were a tenth of the gateway's allocations. Keys must be canonical
+// where Header.Set makes a slice for each (Header.Set was about 5 % of
+// custody serve's allocated objects). Keys must be canonical
 // (textproto.CanonicalMIMEHeaderKey of themselves).
 type headerValues struct {
 	h    http.Header
