@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -41,6 +42,7 @@ type Gateway struct {
 	rec      Recorder
 	contam   Contamination
 	log      *slog.Logger
+	txLog    io.Writer // the transaction lines, encoded here (Options.TransactionLog)
 	now      func() time.Time
 	mux      *http.ServeMux
 	limiter  *tenantLimiter
@@ -94,6 +96,7 @@ func New(o Options) (*Gateway, error) {
 		rec:          o.Recorder,
 		contam:       o.Contamination,
 		log:          o.Logger,
+		txLog:        o.TransactionLog,
 		now:          o.Now,
 		limiter:      newTenantLimiter(c.Limits.MaxConcurrentPerTenant),
 		budget:       policy.NewBudget(0.2, 10),

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -31,6 +32,13 @@ type Options struct {
 	// Contamination, when set, runs the cross-request contamination check.
 	Contamination Contamination
 	Logger        *slog.Logger
+	// TransactionLog, when set, takes each transaction's log line, which
+	// the gateway then encodes itself, byte for byte as
+	// slog.NewJSONHandler(TransactionLog, nil) would write it (a line
+	// that needs escaping, or has a cause, still goes through Logger). It
+	// must be safe for concurrent writes of whole lines: serve gives the
+	// JSON logger's own writer.
+	TransactionLog io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Health, when set, quarantines routes that canaries found broken.

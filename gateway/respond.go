@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -108,37 +107,4 @@ func (v *headerValues) set(key, value string) {
 	v.vals[v.n] = value
 	v.h[key] = v.vals[v.n : v.n+1 : v.n+1]
 	v.n++
-}
-
-func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
-	// LogAttrs with typed values: no boxing of each argument, and the
-	// verdict and code as strings (as named string types, slog would
-	// encode them through json.Marshal).
-	attrs := make([]slog.Attr, 0, 15)
-	attrs = append(attrs, slog.String("id", tx.ID), slog.String("tenant", tx.Tenant), slog.String("endpoint", tx.Endpoint),
-		slog.String("model", tx.RequestedModel), slog.String("provider", tx.Provider), slog.String("response_model", tx.ResponseModel),
-		slog.String("verdict", string(tx.Verdict)), slog.Int("status", tx.Status),
-		slog.Int("prompt_tokens_local", tx.PromptTokensLocal), slog.Int("prompt_tokens_reported", tx.PromptTokensReported),
-		slog.Float64("duration_ms", float64(tx.Duration.Microseconds())/1000))
-	if tx.Code != "" {
-		attrs = append(attrs, slog.String("code", string(tx.Code)))
-	}
-	if len(tx.FallbackChain) > 1 {
-		attrs = append(attrs, slog.String("fallback", tx.FallbackHeader()))
-	}
-	if err != nil {
-		if e := clientError(err); e.Err != nil {
-			attrs = append(attrs, slog.String("cause", e.Err.Error()))
-		}
-	}
-	// The record made here, not by LogAttrs: LogAttrs also takes the
-	// caller's program counter (runtime.Callers), for a source the
-	// handler is not asked to write.
-	ctx, h := context.Background(), g.log.Handler()
-	if !h.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "transaction", 0)
-	r.AddAttrs(attrs...)
-	h.Handle(ctx, r)
 }

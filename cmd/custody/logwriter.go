@@ -93,6 +93,20 @@ func (l *logWriter) Close() {
 type flushingHandler struct {
 	slog.Handler
 	w *logWriter
+	// json: Handler is slog.NewJSONHandler(w, nil) itself, no attributes
+	// or groups added, so that a line encoded as it would encode it may
+	// be written to w directly (transactionLog).
+	json bool
+}
+
+// transactionLog is where the gateway may write transaction lines it
+// encodes itself (gateway.Options.TransactionLog): w, when h writes
+// plain JSON lines to it; else nil, and the lines go through h.
+func (h flushingHandler) transactionLog() io.Writer {
+	if h.json {
+		return h.w
+	}
+	return nil
 }
 
 func (h flushingHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -104,9 +118,9 @@ func (h flushingHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h flushingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return flushingHandler{h.Handler.WithAttrs(as), h.w}
+	return flushingHandler{Handler: h.Handler.WithAttrs(as), w: h.w}
 }
 
 func (h flushingHandler) WithGroup(name string) slog.Handler {
-	return flushingHandler{h.Handler.WithGroup(name), h.w}
+	return flushingHandler{Handler: h.Handler.WithGroup(name), w: h.w}
 }

@@ -26,7 +26,7 @@ func (c *countingBuffer) Write(p []byte) (int, error) {
 func TestLogWriter(t *testing.T) {
 	var out countingBuffer
 	w := newLogWriter(&out)
-	log := slog.New(flushingHandler{slog.NewJSONHandler(w, nil), w})
+	log := slog.New(flushingHandler{Handler: slog.NewJSONHandler(w, nil), w: w})
 	for range 100 {
 		log.Info("transaction", "id", "x")
 	}

@@ -43,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logOut := newLogWriter(stderr)
 	defer logOut.Close()
 	stderr = logOut
-	logger := slog.New(flushingHandler{slog.NewJSONHandler(logOut, nil), logOut})
+	logger := slog.New(flushingHandler{Handler: slog.NewJSONHandler(logOut, nil), w: logOut, json: true})
 	app, err := start(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "custody: %v%s\n", err, corruptJournalAdvice(err, cfg.DataDir))

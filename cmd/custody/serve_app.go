@@ -240,6 +240,9 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
 	}
+	if h, ok := a.logger.Handler().(flushingHandler); ok {
+		opts.TransactionLog = h.transactionLog()
+	}
 	if cfg.Debug.PProf {
 		opts.Mounts[pprofPrefix] = pprofMount(func() *gateway.Gateway { return gw })
 	}
