@@ -97,12 +97,12 @@ func (e *memberError) Error() string {
 // calls visit, if not nil, with each checked member's name and value
 // range.
 func strictObject(b []byte, i int, m *members, visit func(name string, vs, ve int) error) error {
-	at := make(where, 0, 8)
-	return strictObjectAt(b, i, m, &at, visit)
+	return strictObjectAt(b, i, m, make(where, 0, 8), visit)
 }
 
-// strictObjectAt is strictObject of the object at *at.
-func strictObjectAt(b []byte, i int, m *members, at *where, visit func(name string, vs, ve int) error) error {
+// strictObjectAt is strictObject of the object at at. Each level appends
+// its place to at for the next (in at's own array, which no level keeps).
+func strictObjectAt(b []byte, i int, m *members, at where, visit func(name string, vs, ve int) error) error {
 	var seen uint64 // bit j: m.names[j] was seen
 	return eachMember(b, i, func(raw []byte, vs, ve int) error {
 		key := raw
@@ -136,10 +136,7 @@ func strictObjectAt(b []byte, i int, m *members, at *where, visit func(name stri
 		}
 		seen |= 1 << j
 		if inner := m.inner[str]; inner != nil {
-			*at = append(*at, place{name: str})
-			err := strictValue(b, vs, inner, at)
-			*at = (*at)[:len(*at)-1]
-			if err != nil {
+			if err := strictValue(b, vs, inner, append(at, place{name: str})); err != nil {
 				return err
 			}
 		}
@@ -152,7 +149,7 @@ func strictObjectAt(b []byte, i int, m *members, at *where, visit func(name stri
 
 // strictValue checks the value at b[i] when it is an object, or each
 // object element when it is an array; other values have no members.
-func strictValue(b []byte, i int, m *members, at *where) error {
+func strictValue(b []byte, i int, m *members, at where) error {
 	switch b[i] {
 	case '{':
 		return strictObjectAt(b, i, m, at, nil)
@@ -161,10 +158,7 @@ func strictValue(b []byte, i int, m *members, at *where) error {
 			if b[vs] != '{' {
 				return nil
 			}
-			*at = append(*at, place{index: k, element: true})
-			err := strictObjectAt(b, vs, m, at, nil)
-			*at = (*at)[:len(*at)-1]
-			return err
+			return strictObjectAt(b, vs, m, append(at, place{index: k, element: true}), nil)
 		})
 	}
 	return nil
@@ -183,9 +177,9 @@ type place struct {
 	element bool // an element (index) rather than a member (name)
 }
 
-func (w *where) String() string {
+func (w where) String() string {
 	var s strings.Builder
-	for _, p := range *w {
+	for _, p := range w {
 		switch {
 		case p.element:
 			s.WriteString("[" + strconv.Itoa(p.index) + "]")
