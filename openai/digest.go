@@ -92,7 +92,8 @@ func (c *canon) object(b []byte, i int, top bool, model string) {
 		c.bytes('n', b) // not an object: as it is
 		return
 	}
-	var ms []canonMember
+	var small [8]canonMember // most objects: no allocation for their members
+	ms := small[:0]
 	eachMember(b, i, func(raw []byte, vs, ve int) error {
 		key := raw
 		if bytes.IndexByte(raw, '\\') >= 0 {
