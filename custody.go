@@ -13,6 +13,7 @@ package custody
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -226,14 +227,19 @@ func (t *Transaction) Codes() []Code {
 // ChecksHeader is the value of Custody-Checks, e.g.
 // "prompt_tokens=ok;model=ok;replay=ok".
 func (t *Transaction) ChecksHeader() string {
-	var b []byte
+	n := 0
+	for _, o := range t.Outcomes {
+		n += len(o.Check) + len(o.HeaderValue()) + 2
+	}
+	var b strings.Builder
+	b.Grow(n) // the header's one allocation
 	for i, o := range t.Outcomes {
 		if i > 0 {
-			b = append(b, ';')
+			b.WriteByte(';')
 		}
-		b = append(b, o.Check...)
-		b = append(b, '=')
-		b = append(b, o.HeaderValue()...)
+		b.WriteString(o.Check)
+		b.WriteByte('=')
+		b.WriteString(o.HeaderValue())
 	}
-	return string(b)
+	return b.String()
 }
