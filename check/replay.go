@@ -154,6 +154,18 @@ func (r *Replay) Len() int {
 	return n
 }
 
+// hexAfter is prefix and b (a digest, at most 32 bytes) in hex, made in
+// one allocation.
+func hexAfter(prefix string, b []byte) string {
+	var h [64]byte
+	n := hex.Encode(h[:], b[:min(len(b), 32)])
+	var s strings.Builder
+	s.Grow(len(prefix) + n)
+	s.WriteString(prefix)
+	s.Write(h[:n])
+	return s.String()
+}
+
 // requestOwnerPrefix begins the owner of a body digest's claim.
 const requestOwnerPrefix = "request:"
 
@@ -171,13 +183,13 @@ type ReplayClaim struct{ Key, Owner string }
 //     request (embeddings have no id, greedy and cached outputs repeat,
 //     two tenants may ask the same thing), but never to a different one.
 func ResponseClaims(provider, responseID, txID string, requestDigest [32]byte, response []byte) []ReplayClaim {
-	var cs []ReplayClaim
+	cs := make([]ReplayClaim, 0, 2)
 	if responseID != "" {
 		cs = append(cs, ReplayClaim{"id\x00" + provider + "\x00" + responseID, txID})
 	}
 	if response != nil {
 		d := sha256.Sum256(response)
-		cs = append(cs, ReplayClaim{"digest\x00" + hex.EncodeToString(d[:]), requestOwnerPrefix + hex.EncodeToString(requestDigest[:16])})
+		cs = append(cs, ReplayClaim{hexAfter("digest\x00", d[:]), hexAfter(requestOwnerPrefix, requestDigest[:16])})
 	}
 	return cs
 }
