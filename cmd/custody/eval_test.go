@@ -399,8 +399,8 @@ evals: [{name: support, file: "SUITE", rate: 20, interval: 300ms}]
 	if !strings.Contains(s.stderr.String(), "config reload refused") || !strings.Contains(s.stderr.String(), "support.jsonl:1: case x: assert is required") {
 		t.Errorf("a bad suite was not refused on reload:\n%s", s.stderr)
 	}
-	if resp, _ := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody("sim-1", "hello", false)); resp.StatusCode != 200 {
-		t.Errorf("after a refused reload: %d", resp.StatusCode)
+	if resp, b := post(t, s.URL+"/v1/chat/completions", "sk-acme", chatBody("sim-1", "hello", false)); resp.StatusCode != 200 {
+		t.Errorf("after a refused reload: %d %s\n%s", resp.StatusCode, b, s.stderr)
 	}
 	// The runner in force goes on after the refused reload: its schedule
 	// still runs (a stopped runner would leave the pass state frozen).
