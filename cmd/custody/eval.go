@@ -97,12 +97,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // its first pass), then on each suite's interval, and on path changes.
 // A reload stops the previous runner; the suites and routes it leaves
 // unchanged keep their pass state. custody eval runs on demand only.
-func (a *app) evals(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
-	suites, err := eval.Suites(cfg.Evals)
-	if err != nil {
-		// A refused reload: the runner in force goes on.
-		return fmt.Errorf("bad configuration:\n%w", err)
-	}
+// suites are cfg.Evals' (eval.Suites), read by the caller before anything
+// changed.
+func (a *app) evals(cfg *config.Config, suites []*eval.Suite, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
 	if a.stopEvals != nil {
 		a.stopEvals()
 		a.stopEvals = nil

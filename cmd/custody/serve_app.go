@@ -203,6 +203,13 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 
 // buildGateway makes the gateway of cfg on the app's stores.
 func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
+	// The suites first: a reload they refuse must leave the canary and
+	// eval runners in force as they were (the canaries below stop the old
+	// runner once the new one exists).
+	suites, err := eval.Suites(cfg.Evals)
+	if err != nil {
+		return nil, fmt.Errorf("bad configuration:\n%w", err)
+	}
 	clients, err := a.startUpstreams(cfg)
 	if err != nil {
 		return nil, err
@@ -261,7 +268,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	gw.SetCanaries(runner)
 	a.runner = runner
-	if err := a.evals(cfg, gw, metrics); err != nil {
+	if err := a.evals(cfg, suites, gw, metrics); err != nil {
 		return nil, err
 	}
 	gw.ProbeProviders() // in the background: logged, and shown by /readyz
