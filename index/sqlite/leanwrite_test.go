@@ -15,32 +15,14 @@ import (
 // longer pays for, and still found by provider (through the time index).
 func TestUpgradeToLeanWrites(t *testing.T) {
 	path := fresh(t)
-	v1, err := migrationFS.ReadFile("migrations/001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{string(v1),
-		`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_ns INTEGER NOT NULL)`,
-		`INSERT INTO schema_version VALUES (1, 0)`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	atVersion(t, path, 1).Close()
 
 	x := openAt(t, path)
 	rec := gatewayRecord(7)
 	if err := x.Put(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
-	var version int
-	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < 3 {
-		t.Fatalf("schema version %d (%v), want 3 or later", version, err)
-	}
+	wantVersion(t, x, 3)
 	var n int
 	if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'records_provider'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("records_provider still there (%d, %v)", n, err)
@@ -104,10 +86,7 @@ func TestUpgradeToLeanerWrites(t *testing.T) {
 	if err := x.Put(t.Context(), verified); err != nil {
 		t.Fatal(err)
 	}
-	var version int
-	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < 5 {
-		t.Fatalf("schema version %d (%v), want 5 or later", version, err)
-	}
+	wantVersion(t, x, 5)
 	var ddl string
 	if err := x.r.QueryRowContext(t.Context(), `SELECT sql FROM sqlite_master WHERE name = 'record_terms'`).Scan(&ddl); err != nil || !strings.Contains(ddl, "WITHOUT ROWID") {
 		t.Fatalf("record_terms: %q (%v), want WITHOUT ROWID", ddl, err)
@@ -177,6 +156,15 @@ func atVersion(t *testing.T, path string, v int) *sql.DB {
 	return db
 }
 
+// wantVersion fails t unless x's schema is at version v or later.
+func wantVersion(t *testing.T, x *Index, v int) {
+	t.Helper()
+	var version int
+	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < v {
+		t.Fatalf("schema version %d (%v), want %d or later", version, err, v)
+	}
+}
+
 // TestUpgradeToLeafHeads: a file of schema version 5 opens at version 6
 // without the index by shard and leaf or the index of the terms by
 // request id; MaxLeafIndex answers from the leaf heads the migration
@@ -195,10 +183,7 @@ func TestUpgradeToLeafHeads(t *testing.T) {
 	db.Close()
 
 	x := openAt(t, path)
-	var version int
-	if err := x.r.QueryRowContext(t.Context(), `SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version < 6 {
-		t.Fatalf("schema version %d (%v), want 6 or later", version, err)
-	}
+	wantVersion(t, x, 6)
 	for _, name := range []string{"records_shard_leaf", "record_terms_request"} {
 		var n int
 		if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM sqlite_master WHERE name = ?`, name).Scan(&n); err != nil || n != 0 {
