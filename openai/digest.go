@@ -1,11 +1,11 @@
 package openai
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"hash"
 	"slices"
 )
 
@@ -19,12 +19,12 @@ import (
 //
 // It walks the body once and hashes as it goes: no decode, no copy.
 func (r *Request) Digest(upstreamModel string) [32]byte {
-	c := canon{h: sha256.New()}
-	c.out = make([]byte, 0, 512)
+	h := sha256.New()
+	c := canon{w: bufio.NewWriterSize(h, 512)}
 	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
-	c.flush()
+	c.w.Flush()
 	var d [32]byte
-	c.h.Sum(d[:0])
+	h.Sum(d[:0])
 	return d
 }
 
@@ -32,28 +32,11 @@ func (r *Request) Digest(upstreamModel string) [32]byte {
 // 'o' count (key value)... with keys sorted, 'a' count value..., 's'
 // string, 'n' number or literal.
 type canon struct {
-	h   hash.Hash
-	out []byte // what is not yet written to h: the encoding is dozens of
-	// tags and short strings, and a Write through hash.Hash for each cost
-	// more than hashing them
-	buf [binary.MaxVarintLen64 + 1]byte // a tag (here, not on the stack: it would escape through h.Write)
-}
-
-// write appends b to what goes to h, writing through once out is full.
-func (c *canon) write(b []byte) {
-	if len(c.out)+len(b) > cap(c.out) {
-		c.flush()
-		if len(b) > cap(c.out) {
-			c.h.Write(b)
-			return
-		}
-	}
-	c.out = append(c.out, b...)
-}
-
-func (c *canon) flush() {
-	c.h.Write(c.out)
-	c.out = c.out[:0]
+	// w gathers the encoding for the hash: it is dozens of tags and short
+	// strings, and a Write through hash.Hash for each cost more than
+	// hashing them.
+	w   *bufio.Writer
+	buf [binary.MaxVarintLen64 + 1]byte // a tag (here, not on the stack: it would escape through w.Write)
 }
 
 type canonMember struct {
@@ -63,12 +46,12 @@ type canonMember struct {
 
 func (c *canon) tag(t byte, n int) {
 	c.buf[0] = t
-	c.write(binary.AppendUvarint(c.buf[:1], uint64(n)))
+	c.w.Write(binary.AppendUvarint(c.buf[:1], uint64(n)))
 }
 
 func (c *canon) bytes(t byte, b []byte) {
 	c.tag(t, len(b))
-	c.write(b)
+	c.w.Write(b)
 }
 
 func (c *canon) value(b []byte, i int) {

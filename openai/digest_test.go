@@ -102,3 +102,14 @@ func hasDuplicates(b []byte) bool {
 	walk(skipSpace(b, 0))
 	return dup
 }
+
+func BenchmarkDigest(b *testing.B) {
+	r, err := ParseRequest([]byte(`{"model":"sim-1","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Summarise the attached quarterly report in three bullet points, each under twenty words."}],"max_tokens":32,"temperature":0.2,"stream":false}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Digest("sim-1-0827")
+	}
+}
