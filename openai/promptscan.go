@@ -37,10 +37,11 @@ func (r *Request) Prompt(endpoint string) (*Prompt, error) {
 		if b[msgs.start] != '[' {
 			return nil, badf("messages must be an array")
 		}
-		n := 0
-		eachElement(b, msgs.start, func(int, int) error { n++; return nil })
-		p.Messages = make([]Message, n)
+		// One walk of the messages (a prompt can be megabytes): a
+		// counting walk first, to size the slice, read every byte twice.
+		p.Messages = make([]Message, 0, 4)
 		err = eachElement(b, msgs.start, func(k, vs int) error {
+			p.Messages = append(p.Messages, Message{})
 			return p.scanMessage(b, vs, k)
 		})
 		if err != nil {
@@ -60,7 +61,7 @@ func (r *Request) Prompt(endpoint string) (*Prompt, error) {
 	return p, nil
 }
 
-// scanMessage reads messages[k], at b[i], into p.Messages[k]. A null
+// scanMessage reads messages[k], at b[i], into p.Messages[k], the last. A null
 // message is an empty one, as encoding/json decodes it.
 func (p *Prompt) scanMessage(b []byte, i, k int) error {
 	switch b[i] {
