@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -122,13 +123,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 		a.log.Close(ctx)
 		return nil, err
 	}
-	a.closers = append(a.closers, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := a.log.Close(cctx); err != nil {
-			logger.Error("closing the ledger", "err", err)
-		}
-	})
+	a.closers = append(a.closers, func() { closeLedger(a.log, logger) })
 
 	switch cfg.Index.Backend {
 	case "postgres":
@@ -384,4 +379,31 @@ func (a *app) canaryEvent(e canary.Event) {
 	}
 	a.notify(ev)
 	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
+}
+
+// ledgerPublishWait bounds how long stopping waits for a checkpoint that
+// covers the last leaves. Every answered request's leaf is already durable
+// in the journal, so a checkpoint that cannot be had in time (a witness
+// quorum out of reach) is published at the next start instead; stopping
+// stays within an orchestrator's grace period (Kubernetes: 30 s, of which
+// the HTTP drain has had its share).
+const ledgerPublishWait = 10 * time.Second
+
+// closeLedger closes the log, waiting at most ledgerPublishWait for its
+// last checkpoint, and says what is left for the next start.
+func closeLedger(l *ledger.Log, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerPublishWait)
+	defer cancel()
+	err := l.Close(ctx)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		rctx, rcancel := context.WithTimeout(context.Background(), time.Second)
+		defer rcancel()
+		logger.Warn("stopping: leaves are durable but not yet published under a checkpoint; the next start publishes them",
+			"unpublished", l.Unpublished(rctx), "waited", ledgerPublishWait.String(), "err", err)
+		return
+	}
+	logger.Error("closing the ledger", "err", err)
 }

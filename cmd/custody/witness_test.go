@@ -115,6 +115,10 @@ func startLiteWitness(t *testing.T, lw, ctl, name, origin, logVKey string) *lite
 	w.fp = strings.Fields(run(nil, "ssh-keygen", "-l", "-E", "sha256", "-f", filepath.Join(dir, "key.pub")))[1]
 	run(nil, ctl, "add-log", "-db", w.db, "-origin", origin)
 	run(nil, ctl, "add-key", "-db", w.db, "-origin", origin, "-key", logVKey)
+	// Registered once, here: a cleanup registered by each start would run
+	// before the cleanups of what the test started after the witness
+	// (custody serve), stopping a restarted witness under a live gateway.
+	t.Cleanup(w.stop)
 	w.start()
 	return w
 }
@@ -130,7 +134,6 @@ func (w *liteWitness) start() {
 	if err := w.proc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.stop)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if m := lwVKey.FindStringSubmatch(w.stderr.String()); m != nil && strings.Contains(w.stderr.String(), "listening") {
 			w.vkey = strings.Trim(m[1], `"`)
