@@ -240,7 +240,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 			defer cancel()
 			l.Close(cctx)
 		})
-		idx, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+		idx, err := sqlite.OpenWithLog(ctx, filepath.Join(dir, "index.db"), l)
 		if err != nil {
 			cleanup()
 			return nil, nil, nil, fmt.Errorf("opening the index: %w", err)

@@ -105,6 +105,8 @@ type Log struct {
 	// reader reads the log's files; it keeps no state, so the first
 	// appender's serves for the life of the Log, whichever appender writes.
 	reader tessera.LogReader
+	// bundles keeps the entry bundles Transactions read last.
+	bundles bundleCache
 	// pcfg and opts build each appender (witnesses included), so that a
 	// replacement is configured as the first was.
 	pcfg posix.Config

@@ -129,7 +129,8 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	case "postgres":
 		a.index, err = postgres.Open(ctx, cfg.Index.DSN)
 	default:
-		a.index, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "index.db"))
+		// The index finds records; the log holds them (sqlite migration 7).
+		a.index, err = sqlite.OpenWithLog(ctx, filepath.Join(cfg.DataDir, "index.db"), a.log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s index: %w", cfg.Index.Backend, err)

@@ -8,11 +8,12 @@ import (
 	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
-// dialect reads a record's JSON with SQLite's json functions.
+// dialect reads the columns migration 7 added (the record's JSON may be
+// in the log, not here).
 var dialect = sqlq.Dialect{
-	Route:    "COALESCE(json_extract(data, '$.route'), -1)",
-	Fallback: "(COALESCE(json_array_length(data, '$.fallback_chain'), 0) > 1 AND json_extract(data, '$.status') = 200)",
-	Canary:   "(COALESCE(json_extract(data, '$.canary'), 0) = 1)",
+	Route:    "route",
+	Fallback: "(fallback = 1)",
+	Canary:   "(canary = 1)",
 }
 
 // db is the index's two pools as an sqlq.Querier: queries read on the

@@ -13,7 +13,7 @@ import (
 // insertHead and insertTail frame a multi-row insert that skips the ids
 // already stored and returns the ones it wrote; Put replaces the skipped
 // ones apart (replace), which nearly no batch has.
-const insertHead = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data) VALUES `
+const insertHead = `INSERT INTO records (request_id, tenant, time_ns, requested_model, response_model, provider, verdict, code, shard, leaf_index, data, route, fallback, canary) VALUES `
 
 const insertTail = `
 ON CONFLICT (request_id) DO NOTHING
@@ -23,7 +23,7 @@ RETURNING request_id`
 const (
 	storedSQL = `SELECT time_ns, data, shard, leaf_index FROM records WHERE request_id = ?`
 	updateSQL = `UPDATE records SET tenant = ?, time_ns = ?, requested_model = ?, response_model = ?, provider = ?,
-	verdict = ?, code = ?, shard = ?, leaf_index = ?, data = ? WHERE request_id = ?`
+	verdict = ?, code = ?, shard = ?, leaf_index = ?, data = ?, route = ?, fallback = ?, canary = ? WHERE request_id = ?`
 	deleteTermSQL = `DELETE FROM record_terms WHERE term = ? AND time_ns = ? AND request_id = ?`
 	raiseHeadSQL  = `INSERT INTO leaf_heads (shard, leaf_index) VALUES (?, ?)
 ON CONFLICT (shard) DO UPDATE SET leaf_index = excluded.leaf_index WHERE excluded.leaf_index > leaf_heads.leaf_index`
@@ -31,9 +31,9 @@ ON CONFLICT (shard) DO UPDATE SET leaf_index = excluded.leaf_index WHERE exclude
 )
 
 // columns is the number of a record's columns, the variables of one row.
-const columns = 11
+const columns = 14
 
-// putChunk bounds the records of one multi-row statement (11 variables
+// putChunk bounds the records of one multi-row statement (14 variables
 // each, far under SQLite's limit of 32,766).
 const putChunk = 256
 
@@ -56,7 +56,7 @@ type oneStmts struct {
 }
 
 func insertSQL(n int) string {
-	return insertHead + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?,?,?,?),", n), ",") + insertTail
+	return insertHead + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?,?,?,?,?,?,?),", n), ",") + insertTail
 }
 
 func insertTermsSQL(n int) string {
@@ -179,14 +179,15 @@ func (x *Index) putChunkTx(ctx context.Context, tx *sql.Tx, recs []index.Record,
 		if last[r.ID] != i {
 			continue
 		}
-		data, err := index.EncodeTransactionString(&r.Transaction)
+		data, err := x.data(r)
 		if err != nil {
 			return err
 		}
 		kept = append(kept, r)
 		args = append(args, r.ID, index.Column(r.Tenant), r.Time.UnixNano(),
 			index.Column(r.RequestedModel), index.Column(r.ResponseModel), index.Column(r.Provider),
-			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, data)
+			index.Column(string(r.Verdict)), index.Column(string(r.Code)), index.Column(r.Shard), r.LeafIndex, data,
+			r.Route, len(r.FallbackChain) > 1 && r.Status == 200, r.Canary)
 	}
 	inserted := make(map[string]bool, len(kept))
 	err := runs(len(kept), func(lo, n int) error {
@@ -252,7 +253,7 @@ func (x *Index) replace(ctx context.Context, tx *sql.Tx, row []any) (bool, error
 	if storedLeaf > leaf {
 		return false, nil
 	}
-	stored, err := index.DecodeRecord([]byte(data), shard, storedLeaf)
+	stored, err := x.stored(ctx, id, data, shard, storedLeaf)
 	if err != nil {
 		return false, err
 	}
@@ -278,4 +279,28 @@ func (x *Index) MaxLeafIndex(ctx context.Context, shard string) (int64, error) {
 		return 0, fmt.Errorf("index: max leaf index of %q: %w", shard, err)
 	}
 	return n, nil
+}
+
+// data is what Put stores of r's transaction: nothing ("") when its leaf
+// is durable in the log the index reads, else its JSON.
+func (x *Index) data(r *index.Record) (string, error) {
+	if l := x.Leaves; l != nil && r.LeafIndex >= 0 && r.Shard == l.Origin() && l.Has(uint64(r.LeafIndex)) {
+		return "", nil
+	}
+	return index.EncodeTransactionString(&r.Transaction)
+}
+
+// stored is the record of a row replace read.
+func (x *Index) stored(ctx context.Context, id, data, shard string, leaf int64) (index.Record, error) {
+	if data != "" {
+		return index.DecodeRecord([]byte(data), shard, leaf)
+	}
+	if l := x.Leaves; l == nil || shard != l.Origin() || leaf < 0 {
+		return index.Record{}, fmt.Errorf("the stored record of %q is leaf %d of %s, a log the index was not opened with", id, leaf, shard)
+	}
+	txs, err := x.Leaves.Transactions(ctx, []uint64{uint64(leaf)})
+	if err != nil {
+		return index.Record{}, err
+	}
+	return index.Record{Transaction: *txs[0], Shard: shard, LeafIndex: leaf}, nil
 }

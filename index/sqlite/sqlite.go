@@ -50,8 +50,16 @@ type Index struct {
 const pragmas = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 
 // Open opens (creating if needed) the index at path and brings its schema
-// up to date.
+// up to date. Without the log, it stores every record whole, and reading
+// one stored by position (OpenWithLog) fails.
 func Open(ctx context.Context, path string) (*Index, error) {
+	return OpenWithLog(ctx, path, nil)
+}
+
+// OpenWithLog opens the index at path as Open does, on the log its
+// records' leaves are in: a record whose leaf is in log (integrated) is
+// stored by position, its transaction read back from log.
+func OpenWithLog(ctx context.Context, path string, log index.Leaves) (*Index, error) {
 	if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") || path == ":memory:" {
 		return nil, fmt.Errorf("index: sqlite path %q: want a plain file path", path)
 	}
@@ -78,14 +86,14 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	x.r = r
-	if err := x.prepare(ctx); err != nil {
+	if err := x.prepare(ctx, log); err != nil {
 		x.Close()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
 	return x, nil
 }
 
-func (x *Index) prepare(ctx context.Context) error {
+func (x *Index) prepare(ctx context.Context, log index.Leaves) error {
 	for _, s := range []struct {
 		dst **sql.Stmt
 		sql string
@@ -98,7 +106,7 @@ func (x *Index) prepare(ctx context.Context) error {
 		}
 		*s.dst = st
 	}
-	x.Store = sqlq.Store{Q: db{r: x.r, w: x.w, prepared: map[string]*sql.Stmt{sqlq.ClaimSQL: x.claim}}, Dialect: dialect, Pruner: &x.pruner}
+	x.Store = sqlq.Store{Q: db{r: x.r, w: x.w, prepared: map[string]*sql.Stmt{sqlq.ClaimSQL: x.claim}}, Dialect: dialect, Pruner: &x.pruner, Leaves: log}
 	return x.preparePut(ctx)
 }
 

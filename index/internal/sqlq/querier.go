@@ -55,18 +55,25 @@ type Store struct {
 	// Pruner deletes expired claims in the background as claims are
 	// made; the backend closes it.
 	Pruner *prune.Pruner
+	// Leaves reads the transactions of the records stored by position
+	// (Stored.InLog); nil if the backend stores none so.
+	Leaves index.Leaves
 }
 
 // Get returns the record of requestID.
 func (s Store) Get(ctx context.Context, requestID string) (index.Record, error) {
-	r, err := ScanRecord(s.Q.QueryRow(ctx, `SELECT data, shard, leaf_index FROM records WHERE request_id = $1`, requestID))
+	r, err := ScanRecord(s.Q.QueryRow(ctx, `SELECT `+RecordColumns+` FROM records r WHERE request_id = $1`, requestID))
 	if errors.Is(err, ErrNoRows) {
 		return index.Record{}, fmt.Errorf("index: request %q: %w", requestID, index.ErrNotFound)
 	}
 	if err != nil {
 		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
 	}
-	return r, nil
+	recs, err := s.fromLog(ctx, []Stored{r})
+	if err != nil {
+		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
+	}
+	return recs[0], nil
 }
 
 // Search returns the records matching q, newest first.
@@ -84,7 +91,15 @@ func (s Store) Search(ctx context.Context, q index.Query) ([]index.Record, error
 		cur = &c
 	}
 	text, args := SearchSQL(&q, cur)
-	return query(ctx, s.Q, "search", ScanRecord, text, args...)
+	stored, err := query(ctx, s.Q, "search", ScanRecord, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.fromLog(ctx, stored)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	return recs, nil
 }
 
 // Events returns the events matching q, newest first.

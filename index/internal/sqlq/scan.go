@@ -34,16 +34,30 @@ func Collect[T any](rows Rows, what string, scan func(Row) (T, error)) ([]T, err
 	return out, nil
 }
 
-// ScanRecord scans the columns data, shard, leaf_index (RecordColumns).
-func ScanRecord(r Row) (index.Record, error) {
+// Stored is a record as a row holds it: whole, or, with InLog, only
+// where its leaf is (Shard, LeafIndex) with its ID and Tenant, the rest to
+// be read from the log (Store.Leaves).
+type Stored struct {
+	index.Record
+	InLog bool
+}
+
+// ScanRecord scans the columns request_id, tenant, data, shard,
+// leaf_index (RecordColumns). An empty data is a record whose transaction
+// is its leaf in the log.
+func ScanRecord(r Row) (Stored, error) {
 	var (
-		data, shard string
-		leaf        int64
+		id, tenant, data, shard string
+		leaf                    int64
 	)
-	if err := r.Scan(&data, &shard, &leaf); err != nil {
-		return index.Record{}, err
+	if err := r.Scan(&id, &tenant, &data, &shard, &leaf); err != nil {
+		return Stored{}, err
 	}
-	return index.DecodeRecord([]byte(data), shard, leaf)
+	if data == "" {
+		return Stored{Record: index.Record{Transaction: custody.Transaction{ID: id, Tenant: tenant}, Shard: shard, LeafIndex: leaf}, InLog: true}, nil
+	}
+	rec, err := index.DecodeRecord([]byte(data), shard, leaf)
+	return Stored{Record: rec}, err
 }
 
 // ScanEvent scans the columns of Events.

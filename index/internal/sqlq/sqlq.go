@@ -20,8 +20,8 @@ type Cursor struct {
 // CursorSQL selects the time of a request id, to resolve Query.Before.
 const CursorSQL = "SELECT time_ns FROM records WHERE request_id = $1"
 
-// RecordColumns are the columns Search selects, for DecodeRecord.
-const RecordColumns = "r.data, r.shard, r.leaf_index"
+// RecordColumns are the columns Search selects, for ScanRecord.
+const RecordColumns = "r.request_id, r.tenant, r.data, r.shard, r.leaf_index"
 
 type builder struct {
 	where []string
@@ -124,8 +124,8 @@ func EventsSQL(q *index.EventQuery, cursor *int64) (string, []any) {
 }
 
 // StatsSQL groups the records of [$1, $2) by bucket ($3 wide) and the
-// fields of index.StatsRow; route, fallback chain, status and canary live
-// only in the transaction's JSON, which d reads.
+// fields of index.StatsRow; d says where a backend keeps the route,
+// whether a fallback served and canary.
 func StatsSQL(d Dialect) string {
 	return `SELECT CAST((time_ns - $1) / $3 AS INTEGER) AS bucket, requested_model, ` + d.Route + ` AS route, provider,
 	response_model, verdict, code, ` + d.Fallback + ` AS fallback, ` + d.Canary + ` AS canary, COUNT(*)
