@@ -62,12 +62,6 @@ type Config struct {
 	// the suite's interval, if shorter). 0 means 1 minute and 1 hour;
 	// negative RetryMin means no retries.
 	RetryMin, RetryMax time.Duration
-	// Previous is the runner this one replaces (a config reload): each
-	// suite on a route that both have, unchanged (same file digest and
-	// threshold, same route), keeps its pass state and latest report and
-	// is not run again at start, so that a reload does not take routes
-	// from the policies that require evals. Previous must be stopped.
-	Previous *Runner
 }
 
 // ErrNoMatch: no suite covers the routes asked for.
@@ -93,7 +87,7 @@ type job struct {
 
 	gen  atomic.Uint64 // bumped by every path change: a run older than it cannot pass the route
 	last *Report       // guarded by Runner.mu
-	kept bool          // state carried over from Config.Previous: no run at start
+	kept bool          // state carried over by Adopt: no run at start
 }
 
 // same reports whether j and o are the same suite version on the same
@@ -146,25 +140,38 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			}
 		}
 	}
+	r.passed.Store(&map[passKey]bool{})
+	return r, nil
+}
+
+// Adopt takes over the state of p, the runner this one replaces (a config
+// reload): each suite on a route that both have, unchanged (same file
+// digest and threshold, same route), keeps its pass state and latest
+// report and is not run again at start, so that a reload does not take
+// routes from the policies that require evals. p must be stopped (its
+// Wait returned), and r not started yet. A nil p is no runner.
+func (r *Runner) Adopt(p *Runner) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	passed := map[passKey]bool{}
-	if p := cfg.Previous; p != nil {
-		p.mu.Lock()
-		for _, j := range r.jobs {
-			for _, o := range p.jobs {
-				if !j.same(o) || o.last == nil {
-					continue
-				}
-				k := passKey{j.suite.Name, j.rt.Model, j.rt.Index}
-				j.last, j.kept = o.last, true
-				if (*p.passed.Load())[k] {
-					passed[k] = true
-				}
+	for _, j := range r.jobs {
+		for _, o := range p.jobs {
+			if !j.same(o) || o.last == nil {
+				continue
+			}
+			k := passKey{j.suite.Name, j.rt.Model, j.rt.Index}
+			j.last, j.kept = o.last, true
+			if (*p.passed.Load())[k] {
+				passed[k] = true
 			}
 		}
-		p.mu.Unlock()
 	}
 	r.passed.Store(&passed)
-	return r, nil
 }
 
 // Passed reports whether the route's current path passed the suite: its

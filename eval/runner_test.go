@@ -228,7 +228,7 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-// TestPreviousRunnerCarriesOver: a reload keeps the pass state and last
+// TestPreviousRunnerCarriesOver: a reload (Adopt) keeps the pass state and last
 // report of unchanged suites on unchanged routes, and runs only the rest
 // at start; a changed suite starts over.
 func TestPreviousRunnerCarriesOver(t *testing.T) {
@@ -238,7 +238,8 @@ func TestPreviousRunnerCarriesOver(t *testing.T) {
 	old.RunOnce(t.Context(), RunOptions{})
 	calls := tg.calls.Load()
 
-	kept := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}}, Previous: old})
+	kept := newTestRunner(t, Config{Suites: []*Suite{testSuite(t, 1)}, Routes: []Route{{Model: "m", Target: tg}}})
+	kept.Adopt(old)
 	if !kept.Passed("support", "m", 0) || len(kept.Last()) != 1 {
 		t.Fatalf("unchanged suite: passed %v, %d reports", kept.Passed("support", "m", 0), len(kept.Last()))
 	}
@@ -253,7 +254,8 @@ func TestPreviousRunnerCarriesOver(t *testing.T) {
 
 	changed := testSuite(t, 1)
 	changed.Digest = [32]byte{2}
-	fresh := newTestRunner(t, Config{Suites: []*Suite{changed}, Routes: []Route{{Model: "m", Target: tg}}, Previous: old})
+	fresh := newTestRunner(t, Config{Suites: []*Suite{changed}, Routes: []Route{{Model: "m", Target: tg}}})
+	fresh.Adopt(old)
 	if fresh.Passed("support", "m", 0) || len(fresh.Last()) != 0 {
 		t.Error("a changed suite kept the old pass state")
 	}

@@ -92,40 +92,24 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// evals starts the eval runner of a gateway: every suite at once on the
-// routes it covers (no policy that requires a suite uses a route before
-// its first pass), then on each suite's interval, and on path changes.
-// A reload stops the previous runner; the suites and routes it leaves
-// unchanged keep their pass state. custody eval runs on demand only.
-// suites are cfg.Evals' (eval.Suites), read by the caller before anything
-// changed.
-func (a *app) evals(cfg *config.Config, suites []*eval.Suite, gw *gateway.Gateway, metrics *telemetry.Metrics) error {
-	if a.stopEvals != nil {
-		a.stopEvals()
-		a.stopEvals = nil
-		a.evalRunner.Wait() // its state is final before the new runner takes it over
-	}
+// evals makes the eval runner of a gateway, on ctx: commit starts it,
+// running every suite at once on the routes it covers (no policy that
+// requires a suite uses a route before its first pass), then on each
+// suite's interval, and on path changes. On a reload commit stops the
+// previous runner first; the suites and routes it leaves unchanged keep
+// their pass state (eval.Runner.Adopt). custody eval runs on demand
+// only. suites are cfg.Evals' (eval.Suites).
+func (a *app) evals(ctx context.Context, cfg *config.Config, suites []*eval.Suite, gw *gateway.Gateway, metrics *telemetry.Metrics) (*eval.Runner, error) {
 	dir := a.evalDir
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "eval")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir, Previous: a.evalRunner,
+	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir,
 		OnRun: func(rep eval.Report) string { return a.evalRun(gw, metrics, rep) }})
 	if err != nil {
-		cancel()
-		return fmt.Errorf("evals: %w", err)
+		return nil, fmt.Errorf("evals: %w", err)
 	}
-	gw.SetEvals(r)
-	a.evalRunner = r
-	for _, rep := range r.Last() { // kept across a reload; the metrics are new
-		metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
-	}
-	if !a.evalOnDemand && len(suites) > 0 {
-		go r.Run(ctx)
-	}
-	a.stopEvals = cancel
-	return nil
+	return r, nil
 }
 
 // evalRun records a run: its ledger leaf (whose event the recorder puts

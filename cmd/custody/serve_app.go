@@ -4,8 +4,9 @@ package main
 
 // The composition root of custody serve: app opens the ledger, the index,
 // the listener and the recorder once per process, and builds the gateway
-// of a config on them (buildGateway), again at every reload
-// (serve_reload.go). The built-in simulator's bootstrap is serve_sim.go.
+// of a config on them (buildGateway) and puts it in force (commit), again
+// at every reload (serve_reload.go). The built-in simulator's bootstrap is
+// serve_sim.go.
 
 import (
 	"context"
@@ -36,6 +37,7 @@ import (
 	"github.com/custody-gateway/custody/notify"
 	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/telemetry"
+	"github.com/custody-gateway/custody/upstream"
 	"github.com/custody-gateway/custody/verify"
 )
 
@@ -182,11 +184,11 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	if a.logSource, err = verify.OpenSource(filepath.Join(cfg.DataDir, "ledger")); err != nil {
 		return nil, fmt.Errorf("opening the log for receipt checks: %w", err)
 	}
-	gw, err := a.buildGateway(cfg)
+	b, err := a.buildGateway(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a.gw.Store(gw)
+	a.commit(b)
 	a.server = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.gw.Load().ServeHTTP(w, r) }),
 		ReadHeaderTimeout: cfg.Limits.ReadHeaderTimeout,
@@ -197,11 +199,74 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	return a, nil
 }
 
-// buildGateway makes the gateway of cfg on the app's stores.
-func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
-	// The suites first: a reload they refuse must leave the canary and
-	// eval runners in force as they were (the canaries below stop the old
-	// runner once the new one exists).
+// built is a gateway made for a config and not yet in force, with the
+// runners and the webhooks' notifier that go with it, none started: commit
+// puts it all in force, abandon drops it. Everything that can fail happens
+// while building, so that a reload refused at any step (a bad suite, the
+// eval key unreadable, the config leaf not recorded) leaves the gateway,
+// its runners and its webhooks in force exactly as they were.
+type built struct {
+	cfg      *config.Config
+	gw       *gateway.Gateway
+	models   []string
+	notifier *notify.Notifier
+	clients  map[string]*upstream.Client
+	canaries *canary.Runner
+	evals    *eval.Runner
+	// The runners' contexts: cancelled by abandon, or when the next
+	// commit (or close) stops them.
+	canaryCtx, evalCtx      context.Context
+	stopCanaries, stopEvals context.CancelFunc
+}
+
+// abandon drops b (runners never started, a notifier that never
+// delivered), whole or as far as buildGateway got.
+func (b *built) abandon() {
+	b.stopCanaries()
+	b.stopEvals()
+	go b.notifier.Close(context.Background())
+}
+
+// commit puts b in force: the metrics' models and the webhooks become b's,
+// its runners take over the previous ones' state (the canaries' route
+// health, the evals' pass state) and start as those stop, and the gateway
+// serves the next request.
+func (a *app) commit(b *built) {
+	a.metrics.SetModels(b.models)
+	if old := a.notifier.Swap(b.notifier); old != nil {
+		go old.Close(context.Background()) // it finishes its deliveries
+	}
+	b.canaries.Adopt(a.runner)
+	if a.stopCanaries != nil {
+		a.stopCanaries()
+	}
+	for _, w := range b.canaries.Plan() {
+		a.logger.Warn("canary probe cannot run: skipped", "route", w.Route, "probe", w.Probe, "reason", w.Reason)
+	}
+	if b.cfg.Canaries.Interval > 0 {
+		go b.canaries.Run(b.canaryCtx)
+	}
+	a.runner, a.stopCanaries = b.canaries, b.stopCanaries
+	if a.stopEvals != nil {
+		a.stopEvals()
+		a.evalRunner.Wait() // its state is final before the new runner takes it over
+	}
+	b.evals.Adopt(a.evalRunner)
+	for _, rep := range b.evals.Last() { // kept across a reload; the metrics are new
+		a.metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
+	}
+	if !a.evalOnDemand && len(b.cfg.Evals) > 0 {
+		go b.evals.Run(b.evalCtx)
+	}
+	a.evalRunner, a.stopEvals = b.evals, b.stopEvals
+	a.gw.Store(b.gw)
+	b.gw.ProbeProviders() // in the background: logged, and shown by /readyz
+	go doctor.Warnings(context.Background(), b.cfg, b.clients, a.logger)
+}
+
+// buildGateway makes the gateway of cfg on the app's stores, not in force
+// yet (built).
+func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 	suites, err := eval.Suites(cfg.Evals)
 	if err != nil {
 		return nil, fmt.Errorf("bad configuration:\n%w", err)
@@ -212,10 +277,7 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	}
 	models := modelNames(cfg)
 	metrics := a.metrics
-	metrics.SetModels(models)
-	a.setWebhooks(cfg)
 	var gw *gateway.Gateway // the console asks it about admin keys, once it exists
-	var runner *canary.Runner
 	// One admin-key failure limiter for the console and the admin API,
 	// kept across reloads.
 	authFailures := gateway.NewAuthFailures(cfg.Limits.AuthFailuresPerMinute, nil)
@@ -259,17 +321,20 @@ func (a *app) buildGateway(cfg *config.Config) (*gateway.Gateway, error) {
 	if gw, err = gateway.New(opts); err != nil {
 		return nil, err
 	}
-	if runner, err = a.canaries(cfg, gw, metrics); err != nil {
+	b := &built{cfg: cfg, gw: gw, models: models, clients: clients, notifier: newNotifier(cfg, a.logger)}
+	b.canaryCtx, b.stopCanaries = context.WithCancel(context.Background())
+	b.evalCtx, b.stopEvals = context.WithCancel(context.Background())
+	if b.canaries, err = a.canaries(b.canaryCtx, cfg, gw, metrics); err != nil {
+		b.abandon()
 		return nil, err
 	}
-	gw.SetCanaries(runner)
-	a.runner = runner
-	if err := a.evals(cfg, suites, gw, metrics); err != nil {
+	gw.SetCanaries(b.canaries)
+	if b.evals, err = a.evals(b.evalCtx, cfg, suites, gw, metrics); err != nil {
+		b.abandon()
 		return nil, err
 	}
-	gw.ProbeProviders() // in the background: logged, and shown by /readyz
-	go doctor.Warnings(context.Background(), cfg, clients, a.logger)
-	return gw, nil
+	gw.SetEvals(b.evals)
+	return b, nil
 }
 
 func modelNames(cfg *config.Config) []string {
@@ -280,17 +345,13 @@ func modelNames(cfg *config.Config) []string {
 	return models
 }
 
-// setWebhooks starts a notifier for cfg's webhooks, retiring the old one
-// (it finishes its deliveries in the background).
-func (a *app) setWebhooks(cfg *config.Config) {
+// newNotifier is a notifier for cfg's webhooks.
+func newNotifier(cfg *config.Config, logger *slog.Logger) *notify.Notifier {
 	var hooks []notify.Hook
 	for _, h := range cfg.Webhooks {
 		hooks = append(hooks, notify.Hook{URL: h.URL, Secret: h.Secret, Events: h.Events})
 	}
-	old := a.notifier.Swap(notify.New(notify.Config{Hooks: hooks, Logger: a.logger}))
-	if old != nil {
-		go old.Close(context.Background())
-	}
+	return notify.New(notify.Config{Hooks: hooks, Logger: logger})
 }
 
 // notify sends e to the webhooks of the config in force (none before the
@@ -329,13 +390,13 @@ func (a *app) knownPaths() []gateway.Path {
 	return paths
 }
 
-// canaries starts the canary runner of a gateway: scheduled when
-// canaries.interval is set, triggered by path changes in any case. On a
-// reload the new runner adopts the previous one's health (a quarantined
-// route stays quarantined), then the previous one stops: its runs in
-// flight are cancelled, which counts as nothing (canary.Runner).
-func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+// canaries makes the canary runner of a gateway, on ctx: scheduled when
+// canaries.interval is set (commit starts it), triggered by path changes in
+// any case. On a reload commit has the new runner adopt the previous one's
+// health (a quarantined route stays quarantined), then stops the previous
+// one: its runs in flight are cancelled, which counts as nothing
+// (canary.Runner).
+func (a *app) canaries(ctx context.Context, cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
 	r, err := canary.New(ctx, canary.Config{
 		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
 		NeedleMaxTokens: max(cfg.Canaries.NeedleMaxTokens, 0),
@@ -345,20 +406,8 @@ func (a *app) canaries(cfg *config.Config, gw *gateway.Gateway, metrics *telemet
 		OnEvent:  func(e canary.Event) { a.canaryEvent(e) },
 	})
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("canaries: %w", err)
 	}
-	r.Adopt(a.runner)
-	if a.stopCanaries != nil {
-		a.stopCanaries()
-	}
-	for _, w := range r.Plan() {
-		a.logger.Warn("canary probe cannot run: skipped", "route", w.Route, "probe", w.Probe, "reason", w.Reason)
-	}
-	if cfg.Canaries.Interval > 0 {
-		go r.Run(ctx)
-	}
-	a.stopCanaries = cancel
 	return r, nil
 }
 

@@ -72,14 +72,15 @@ func (a *app) reload(path, listen string) error {
 	if len(cfg.AdminKeys) == 0 && len(cfg.AdminKeySHA256) == 0 {
 		cfg.AdminKeys = old.AdminKeys // the generated key
 	}
-	gw, err := a.buildGateway(cfg)
+	b, err := a.buildGateway(cfg)
 	if err != nil {
 		return err
 	}
 	if err := recordConfig(a.log, cfg, "reload"); err != nil {
+		b.abandon()
 		return err
 	}
 	a.cfg = cfg
-	a.gw.Store(gw)
+	a.commit(b)
 	return nil
 }
