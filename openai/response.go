@@ -78,10 +78,13 @@ func ParseResponse(b []byte) (*Response, error) {
 	return r, nil
 }
 
-// Decode decodes b into r, reusing r's storage.
+// Decode decodes b into r, reusing r's storage: a stream decodes each
+// chunk into the Response of the one before, whose id, model and
+// fingerprint strings the next chunk's equal ones then share.
 func (r *Response) Decode(b []byte) error {
+	prev := Response{ID: r.ID, Model: r.Model, SystemFingerprint: r.SystemFingerprint}
 	*r = Response{}
-	if !jsonvalid.Valid(b) || !scanResponse(b, r) {
+	if !jsonvalid.Valid(b) || !scanResponseAfter(b, r, &prev) {
 		*r = Response{}
 		if err := json.Unmarshal(b, r); err != nil {
 			return badf("upstream body: %s", typeError(err))

@@ -20,25 +20,34 @@ import (
 // of that one string) and the choices; everything else is skipped
 // without decoding. A chat completion is decoded in a fraction of
 // encoding/json's time, and a stream chunk too.
-func scanResponse(b []byte, r *Response) bool {
+func scanResponse(b []byte, r *Response) bool { return scanResponseAfter(b, r, nil) }
+
+// scanResponseAfter is scanResponse after prev, the stream's previous
+// chunk (nil: none): a string equal to prev's in the same field is
+// prev's, not a copy. A stream's chunks repeat their id, model and
+// fingerprint; each would otherwise be allocated again for every token.
+func scanResponseAfter(b []byte, r, prev *Response) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false // null, arrays, scalars: json.Unmarshal's errors
 	}
 	s := respScan{b: b}
+	if prev == nil {
+		prev = &Response{}
+	}
 	var seen uint16
 	s.members(i, responseFields, &seen, func(f, vs, ve int) {
 		switch f {
 		case fID:
-			s.str(vs, ve, &r.ID)
+			s.strAfter(vs, ve, &r.ID, prev.ID)
 		case fObject:
 			s.str(vs, ve, &r.Object)
 		case fCreated:
 			s.int64(vs, ve, &r.Created)
 		case fModel:
-			s.str(vs, ve, &r.Model)
+			s.strAfter(vs, ve, &r.Model, prev.Model)
 		case fFingerprint:
-			s.str(vs, ve, &r.SystemFingerprint)
+			s.strAfter(vs, ve, &r.SystemFingerprint, prev.SystemFingerprint)
 		case fChoices:
 			s.choices(vs, ve, &r.Choices)
 		case fUsage:
@@ -127,20 +136,58 @@ func (s *respScan) null(vs, ve int) bool { return ve-vs == 4 && s.b[vs] == 'n' }
 
 // str stores a string value; null leaves dst as it is, as encoding/json
 // does.
-func (s *respScan) str(vs, ve int, dst *string) {
+func (s *respScan) str(vs, ve int, dst *string) { s.strAfter(vs, ve, dst, "") }
+
+// strAfter is str where the same field held prev before: a value equal
+// to prev is stored as prev, without a copy, and one of the values
+// nearly every response repeats is stored as a constant.
+func (s *respScan) strAfter(vs, ve int, dst *string, prev string) {
 	v := s.b[vs:ve]
 	switch {
 	case s.null(vs, ve):
 	case v[0] != '"':
 		s.ok = false
 	case bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v):
-		*dst = string(v[1 : len(v)-1])
+		raw := v[1 : len(v)-1]
+		if prev != "" && string(raw) == prev { // compared without a copy
+			*dst = prev
+		} else if c, ok := common(raw); ok {
+			*dst = c
+		} else {
+			*dst = string(raw)
+		}
 	default:
 		// Escapes, or bytes encoding/json replaces with U+FFFD.
 		if json.Unmarshal(v, dst) != nil {
 			s.ok = false
 		}
 	}
+}
+
+// common returns the constant equal to v among the values of object,
+// role and finish_reason that responses repeat, if it is one.
+func common(v []byte) (string, bool) {
+	switch string(v) { // compared without a copy
+	case "chat.completion":
+		return "chat.completion", true
+	case "chat.completion.chunk":
+		return "chat.completion.chunk", true
+	case "text_completion":
+		return "text_completion", true
+	case "list":
+		return "list", true
+	case "assistant":
+		return "assistant", true
+	case "stop":
+		return "stop", true
+	case "length":
+		return "length", true
+	case "tool_calls":
+		return "tool_calls", true
+	case "content_filter":
+		return "content_filter", true
+	}
+	return "", false
 }
 
 // number returns the integer at vs..ve: encoding/json refuses fractions

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // TestScanResponse: the fast path fills a Response as json.Unmarshal
@@ -86,7 +87,42 @@ func FuzzScanResponse(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\nscanner:       %+v\nencoding/json: %+v", b, got, want)
 		}
+		// After a chunk (itself, and one with other strings), the same.
+		for _, prev := range []Response{got, {ID: "c1", Model: "m", SystemFingerprint: "fp"}} {
+			var again Response
+			if !scanResponseAfter(b, &again, &prev) || !reflect.DeepEqual(again, want) {
+				t.Fatalf("%q after %+v:\nscanner:       %+v\nencoding/json: %+v", b, prev, again, want)
+			}
+		}
 	})
+}
+
+// TestDecodeStream: a stream's chunks decoded one after another into one
+// Response decode as each alone does, and the strings a chunk repeats
+// from the one before are the earlier chunk's, not copies.
+func TestDecodeStream(t *testing.T) {
+	var r Response
+	var id, model string
+	for i, c := range streamChunks {
+		if err := r.Decode(c); err != nil {
+			t.Fatal(err)
+		}
+		var alone Response
+		if err := alone.Decode(c); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r, alone) {
+			t.Fatalf("chunk %d after the others:\n%+v\nalone:\n%+v", i, r, alone)
+		}
+		if i > 0 && (unsafe.StringData(r.ID) != unsafe.StringData(id) || unsafe.StringData(r.Model) != unsafe.StringData(model)) {
+			t.Errorf("chunk %d copied the id or model the chunk before had", i)
+		}
+		id, model = r.ID, r.Model
+	}
+	other := []byte(`{"id":"chatcmpl-other","model":"sim-2","choices":[]}`)
+	if err := r.Decode(other); err != nil || r.ID != "chatcmpl-other" || r.Model != "sim-2" || r.SystemFingerprint != "" {
+		t.Errorf("a chunk with other strings after the stream: %+v, %v", r, err)
+	}
 }
 
 // BenchmarkDecodeResponse: a chat completion as the simulator sends it.
@@ -97,6 +133,29 @@ func BenchmarkDecodeResponse(b *testing.B) {
 	for b.Loop() {
 		if err := r.Decode(body); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// streamChunks are a chat completion stream's chunks as the simulator
+// sends them: every chunk repeats the id, object, model and fingerprint.
+var streamChunks = [][]byte{
+	[]byte(`{"id":"chatcmpl-sim-0123456789","object":"chat.completion.chunk","created":1764590000,"model":"sim-1","system_fingerprint":"fp_sim","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`),
+	[]byte(`{"id":"chatcmpl-sim-0123456789","object":"chat.completion.chunk","created":1764590000,"model":"sim-1","system_fingerprint":"fp_sim","choices":[{"index":0,"delta":{"content":" transparency"},"finish_reason":null}]}`),
+	[]byte(`{"id":"chatcmpl-sim-0123456789","object":"chat.completion.chunk","created":1764590000,"model":"sim-1","system_fingerprint":"fp_sim","choices":[{"index":0,"delta":{"content":" log"},"finish_reason":null}]}`),
+	[]byte(`{"id":"chatcmpl-sim-0123456789","object":"chat.completion.chunk","created":1764590000,"model":"sim-1","system_fingerprint":"fp_sim","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`),
+}
+
+// BenchmarkDecodeStream: a stream's chunks decoded one after another into
+// one Response, as the gateway's stream parser does.
+func BenchmarkDecodeStream(b *testing.B) {
+	var r Response
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, c := range streamChunks {
+			if err := r.Decode(c); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
