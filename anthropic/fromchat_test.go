@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,5 +154,27 @@ func TestStreamTranslatorRefuses(t *testing.T) {
 	}
 	if _, err := tr2.End(); err == nil {
 		t.Error("a stream without finish_reason was completed")
+	}
+}
+
+// BenchmarkStreamTranslator: a text answer's stream of 50 chunks, as the
+// Messages front translates it from the chat upstream, per stream.
+func BenchmarkStreamTranslator(b *testing.B) {
+	chunks := [][]byte{[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)}
+	for i := range 48 {
+		chunks = append(chunks, []byte(fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":" word%d"},"finish_reason":null}]}`, i)))
+	}
+	chunks = append(chunks, []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","system_fingerprint":"fp","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":48}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		var t StreamTranslator
+		for _, c := range chunks {
+			if _, err := t.Chunk(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := t.End(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

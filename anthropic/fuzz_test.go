@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 )
 
 // seeds are the bodies of testdata/requests: valid requests and
@@ -91,4 +92,27 @@ func splitLines(b []byte) [][]byte {
 		b = b[i+1:]
 	}
 	return out
+}
+
+// FuzzStreamDelta: a content_block_delta event written by hand is, byte
+// for byte, what encoding/json writes for it, whatever the text or the
+// partial JSON holds (quotes, control bytes, <, >, &, invalid UTF-8).
+func FuzzStreamDelta(f *testing.F) {
+	for _, s := range []string{"", "Let ", "line\nnext \"quoted\" <b>&amp;</b>", "\u2028\x00\xff", `{"city":"Paris"}`} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, value string, index int) {
+		for _, d := range []struct{ kind, key, name string }{{"text_delta", `"text":`, "text"}, {"input_json_delta", `"partial_json":`, "partial_json"}} {
+			tr := StreamTranslator{index: index}
+			tr.delta(d.kind, d.key, value)
+			want := openai.AppendEvent(nil, "content_block_delta", struct {
+				Type  string            `json:"type"`
+				Index int               `json:"index"`
+				Delta map[string]string `json:"delta"`
+			}{"content_block_delta", index, map[string]string{"type": d.kind, d.name: value}})
+			if string(tr.out) != string(want) {
+				t.Fatalf("%s of %q:\nby hand:       %s\nencoding/json: %s", d.kind, value, tr.out, want)
+			}
+		}
+	})
 }

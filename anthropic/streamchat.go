@@ -2,7 +2,9 @@ package anthropic
 
 import (
 	"encoding/json"
+	"strconv"
 
+	"github.com/custody-gateway/custody/internal/jsonw"
 	"github.com/custody-gateway/custody/openai"
 )
 
@@ -54,7 +56,7 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 				if !t.open || t.kind != "text" {
 					t.startBlock("text", OutBlock{Type: "text", Text: new(string)})
 				}
-				t.delta(map[string]string{"type": "text_delta", "text": *d.Content})
+				t.delta("text_delta", `"text":`, *d.Content)
 			}
 			for _, tc := range d.ToolCalls {
 				if tc.ID != "" || !t.open || t.kind != "tool_use" || tc.Index != t.call {
@@ -66,7 +68,7 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 						Input: json.RawMessage("{}")})
 				}
 				if tc.Function.Arguments != "" {
-					t.delta(map[string]string{"type": "input_json_delta", "partial_json": tc.Function.Arguments})
+					t.delta("input_json_delta", `"partial_json":`, tc.Function.Arguments)
 				}
 			}
 		}
@@ -118,12 +120,19 @@ func (t *StreamTranslator) startBlock(kind string, b OutBlock) {
 	}{"content_block_start", t.index, b})
 }
 
-func (t *StreamTranslator) delta(d map[string]string) {
-	t.event("content_block_delta", struct {
-		Type  string            `json:"type"`
-		Index int               `json:"index"`
-		Delta map[string]string `json:"delta"`
-	}{"content_block_delta", t.index, d})
+// delta appends a content_block_delta event of the open block: its delta
+// is {key: value, "type": kind}, written out by hand as encoding/json
+// writes that map (keys sorted: "partial_json" and "text" before "type").
+// One goes out for every token, where reflection cost a tenth of the
+// stream's CPU.
+func (t *StreamTranslator) delta(kind, key, value string) {
+	t.out = append(t.out, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
+	t.out = strconv.AppendInt(t.out, int64(t.index), 10)
+	t.out = append(t.out, `,"delta":{`...)
+	t.out = jsonw.StringField(t.out, key, value)
+	t.out = append(t.out, `,"type":"`...)
+	t.out = append(t.out, kind...)
+	t.out = append(t.out, "\"}}\n\n"...)
 }
 
 func (t *StreamTranslator) closeBlock() {

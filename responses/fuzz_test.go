@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/custody-gateway/custody"
@@ -74,4 +75,53 @@ func FuzzStream(f *testing.F) {
 		_ = v.End()
 		_, _ = tr.End()
 	})
+}
+
+// FuzzStreamDelta: a response.output_text.delta event written by hand is,
+// byte for byte, what emit's encoding/json writes for it, whatever the
+// text, the item id, the output index and the sequence number.
+func FuzzStreamDelta(f *testing.F) {
+	for _, s := range []string{"", "Hel", "line\nnext \"quoted\" <b>&amp;</b>", "\u2028\x00\xff"} {
+		f.Add(s, "msg_c1", 0, 4)
+	}
+	f.Fuzz(func(t *testing.T, delta, itemID string, outputs, seq int) {
+		outputs = outputs%8 + 8 // 1 to 15 items, the last one open
+		mk := func() *StreamTranslator {
+			tr := &StreamTranslator{seq: seq}
+			tr.obj.Output = make([]OutputItem, outputs)
+			tr.open = &tr.obj.Output[outputs-1]
+			tr.open.ID = itemID
+			return tr
+		}
+		hand, refl := mk(), mk()
+		hand.textDelta(delta)
+		refl.emit("response.output_text.delta", map[string]any{"item_id": refl.open.ID,
+			"output_index": len(refl.obj.Output) - 1, "content_index": 0, "delta": delta, "logprobs": []string{}})
+		if !bytes.Equal(hand.out, refl.out) || hand.seq != refl.seq {
+			t.Fatalf("delta %q, item %q:\nby hand:       %s (next %d)\nencoding/json: %s (next %d)", delta, itemID, hand.out, hand.seq, refl.out, refl.seq)
+		}
+	})
+}
+
+// BenchmarkStreamTranslator: a text answer's stream of 50 chunks, as the
+// Responses front translates it from the chat upstream, per stream.
+func BenchmarkStreamTranslator(b *testing.B) {
+	r, _ := ParseRequest([]byte(`{"model":"m","input":"hi","stream":true}`))
+	chunks := [][]byte{[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`)}
+	for i := range 48 {
+		chunks = append(chunks, []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","choices":[{"index":0,"delta":{"content":" word`+strconv.Itoa(i)+`"},"finish_reason":null}]}`))
+	}
+	chunks = append(chunks, []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":48}}`))
+	b.ReportAllocs()
+	for b.Loop() {
+		t := r.NewStreamTranslator(1)
+		for _, c := range chunks {
+			if _, err := t.Chunk(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := t.End(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
