@@ -123,8 +123,8 @@ func (t *StreamTranslator) startBlock(kind string, b OutBlock) {
 // delta appends a content_block_delta event of the open block: its delta
 // is {key: value, "type": kind}, written out by hand as encoding/json
 // writes that map (keys sorted: "partial_json" and "text" before "type").
-// One goes out for every token, where reflection cost a tenth of the
-// stream's CPU.
+// One goes out for every token, where reflection cost a quarter of the
+// translation's CPU (BenchmarkStreamTranslator).
 func (t *StreamTranslator) delta(kind, key, value string) {
 	t.out = append(t.out, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
 	t.out = strconv.AppendInt(t.out, int64(t.index), 10)
