@@ -9,13 +9,13 @@ import (
 )
 
 // usageOf is the chat completion's usage as Messages counts it.
-func usageOf(c *openai.ChatCompletion) Usage {
-	if c.Usage == nil {
+func usageOf(cu *openai.Usage) Usage {
+	if cu == nil {
 		return Usage{}
 	}
-	u := Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
-	if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
-		cached := min(d.CachedTokens, c.Usage.PromptTokens)
+	u := Usage{InputTokens: cu.PromptTokens, OutputTokens: cu.CompletionTokens}
+	if d := cu.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		cached := min(d.CachedTokens, cu.PromptTokens)
 		u.InputTokens -= cached
 		u.CacheReadInputTokens = &cached
 	}
@@ -43,7 +43,7 @@ func FromChat(body []byte) ([]byte, error) {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
-		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c)}
+		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c.Usage)}
 	if t := ch.Message.Content; t != nil && *t != "" {
 		m.Content = append(m.Content, OutBlock{Type: "text", Text: t})
 	}

@@ -26,6 +26,7 @@ type StreamTranslator struct {
 	stop    string
 	usage   Usage
 	out     []byte
+	chunk   openai.Response // the last chunk: the next shares its repeated strings
 }
 
 // Chunk translates one chat chunk (its JSON); the bytes it returns are
@@ -33,9 +34,9 @@ type StreamTranslator struct {
 // has no stop_reason (abort, error) is an error: custody's chat checks
 // refuse those before translation.
 func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, notTranslatable("a chunk is not JSON")
+	c := &t.chunk
+	if err := c.Decode(data); err != nil {
+		return nil, notTranslatable("a chunk is not a chat completion chunk")
 	}
 	t.out = t.out[:0]
 	if !t.started {
@@ -48,33 +49,33 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 		}{"message_start", start})
 	}
 	if c.Usage != nil {
-		t.usage = usageOf(&c)
+		t.usage = usageOf(c.Usage)
 	}
-	for _, ch := range c.Choices {
-		if d := ch.Delta; d != nil {
-			if d.Content != nil && *d.Content != "" {
-				if !t.open || t.kind != "text" {
-					t.startBlock("text", OutBlock{Type: "text", Text: new(string)})
-				}
-				t.delta("text_delta", `"text":`, *d.Content)
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		d := &ch.Delta
+		if d.Content != "" {
+			if !t.open || t.kind != "text" {
+				t.startBlock("text", OutBlock{Type: "text", Text: new(string)})
 			}
-			for _, tc := range d.ToolCalls {
-				if tc.ID != "" || !t.open || t.kind != "tool_use" || tc.Index != t.call {
-					if tc.ID == "" || tc.Function.Name == "" {
-						return nil, notTranslatable("a tool call's first chunk has no id or name")
-					}
-					t.call = tc.Index
-					t.startBlock("tool_use", OutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name,
-						Input: json.RawMessage("{}")})
+			t.delta("text_delta", `"text":`, d.Content)
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.ID != "" || !t.open || t.kind != "tool_use" || tc.Index != t.call {
+				if tc.ID == "" || tc.Function.Name == "" {
+					return nil, notTranslatable("a tool call's first chunk has no id or name")
 				}
-				if tc.Function.Arguments != "" {
-					t.delta("input_json_delta", `"partial_json":`, tc.Function.Arguments)
-				}
+				t.call = tc.Index
+				t.startBlock("tool_use", OutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name,
+					Input: json.RawMessage("{}")})
+			}
+			if tc.Function.Arguments != "" {
+				t.delta("input_json_delta", `"partial_json":`, tc.Function.Arguments)
 			}
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			if t.stop = StopReasonOf(*ch.FinishReason); t.stop == "" {
-				return nil, notTranslatable("finish_reason %q", *ch.FinishReason)
+		if ch.FinishReason != "" {
+			if t.stop = StopReasonOf(ch.FinishReason); t.stop == "" {
+				return nil, notTranslatable("finish_reason %q", ch.FinishReason)
 			}
 			t.closeBlock()
 		}

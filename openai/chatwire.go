@@ -18,13 +18,7 @@ type ChatCompletion struct {
 		Message      *ChatOut `json:"message"`
 		Delta        *ChatOut `json:"delta"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *Usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 

@@ -37,8 +37,19 @@ type Choice struct {
 
 // Content is a message or a delta.
 type Content struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls"`
+}
+
+// ToolCall is a tool call of a message, or a piece of one in a delta.
+type ToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // Usage is the token accounting the upstream reports.

@@ -79,7 +79,9 @@ const (
 var (
 	responseFields = fieldNames("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data")
 	choiceFields   = fieldNames("index", "finish_reason", "message", "delta", "text")
-	contentFields  = fieldNames("role", "content")
+	contentFields  = fieldNames("role", "content", "tool_calls")
+	toolCallFields = fieldNames("index", "id", "function")
+	functionFields = fieldNames("name", "arguments")
 	usageFields    = fieldNames("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details")
 	detailsFields  = fieldNames("cached_tokens")
 	dataFields     = fieldNames("index")
@@ -287,8 +289,50 @@ func (s *respScan) content(vs, ve int, dst *Content) {
 			s.str(vs, ve, &dst.Role)
 		case 1:
 			s.str(vs, ve, &dst.Content)
+		case 2:
+			s.toolCalls(vs, ve, &dst.ToolCalls)
 		}
 	})
+}
+
+func (s *respScan) toolCalls(vs, ve int, dst *[]ToolCall) {
+	switch {
+	case s.null(vs, ve):
+		return
+	case s.b[vs] != '[':
+		s.ok = false
+		return
+	}
+	tcs := []ToolCall{} // an empty list is a list, as encoding/json leaves it
+	eachElement(s.b, vs, func(k, es int) error {
+		ee := skipValue(s.b, es)
+		tcs = append(tcs, ToolCall{})
+		if !s.ok || !s.object(es, ee) {
+			return nil
+		}
+		tc := &tcs[len(tcs)-1]
+		s.nested(es, toolCallFields, func(f, vs, ve int) {
+			switch f {
+			case 0:
+				s.int(vs, ve, &tc.Index)
+			case 1:
+				s.str(vs, ve, &tc.ID)
+			case 2:
+				if s.object(vs, ve) {
+					s.nested(vs, functionFields, func(f, vs, ve int) {
+						switch f {
+						case 0:
+							s.str(vs, ve, &tc.Function.Name)
+						case 1:
+							s.str(vs, ve, &tc.Function.Arguments)
+						}
+					})
+				}
+			}
+		})
+		return nil
+	})
+	*dst = tcs
 }
 
 func (s *respScan) usage(vs, ve int, dst **Usage) {

@@ -18,6 +18,10 @@ func TestScanResponse(t *testing.T) {
 		{"chat", `{"id":"c1","object":"chat.completion","created":1700000000,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi","tool_calls":[]},"logprobs":null}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1}}}`, true},
 		{"chunk", `{"id":"c1","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`, true},
 		{"usage chunk", `{"id":"c1","choices":[],"usage":{"prompt_tokens":3}}`, true},
+		{"tool calls", `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},null]}}]}`, true},
+		{"tool call pieces", `{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":":1}"}}]}},{"delta":{"tool_calls":[]}},{"delta":{"tool_calls":null}}]}`, true},
+		{"tool call not an object", `{"choices":[{"delta":{"tool_calls":[5]}}]}`, false},
+		{"tool call case variant", `{"choices":[{"delta":{"tool_calls":[{"Function":{"name":"f"}}]}}]}`, false},
 		{"legacy text", `{"choices":[{"text":" there","index":1}]}`, true},
 		{"escapes", `{"id":"a\"b","choices":[{"message":{"content":"line\nnext \u00e9 \ud83d\ude00"}}]}`, true},
 		{"invalid UTF-8 becomes U+FFFD", "{\"model\":\"m\xff\"}", true},
@@ -70,6 +74,7 @@ func FuzzScanResponse(f *testing.F) {
 	f.Add([]byte(`{"id":"c1","model":"m","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3}}`))
 	f.Add([]byte(`{"choices":[null,{"delta":{"role":"assistant","content":"\u00e9"}}],"usage":{"prompt_tokens_details":{"cached_tokens":2}}}`))
 	f.Add([]byte(`{"data":[{"index":0,"embedding":[0.1]}],"created":-1}`))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"x\""}},null]}}]}`))
 	f.Add([]byte(`{"ſystem_fingerprint":"x","K":1}`))
 	addSeeds(f, "testdata/responses")
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -9,13 +9,13 @@ import (
 
 // usageOf is the chat completion's usage as Responses counts it (nil
 // without one).
-func usageOf(c *openai.ChatCompletion) *Usage {
-	if c.Usage == nil {
+func usageOf(cu *openai.Usage) *Usage {
+	if cu == nil {
 		return nil
 	}
-	u := &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens,
-		TotalTokens: c.Usage.PromptTokens + c.Usage.CompletionTokens}
-	if d := c.Usage.PromptTokensDetails; d != nil {
+	u := &Usage{InputTokens: cu.PromptTokens, OutputTokens: cu.CompletionTokens,
+		TotalTokens: cu.PromptTokens + cu.CompletionTokens}
+	if d := cu.PromptTokensDetails; d != nil {
 		u.InputTokensDetails.CachedTokens = d.CachedTokens
 	}
 	return u
@@ -40,7 +40,7 @@ func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
 		return nil, notTranslatable("finish_reason %q", finish)
 	}
 	o := r.object(ResponseID(c.ID), c.Model, createdAt)
-	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(c)
+	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(c.Usage)
 	if t := ch.Message.Content; t != nil && *t != "" {
 		o.Output = append(o.Output, messageItem(c.ID, *t, StatusCompleted))
 	}

@@ -26,6 +26,7 @@ type StreamTranslator struct {
 	text      []byte      // an open message's text so far (appended to: a string grown by += is copied whole for every token)
 	call      int         // the chat tool-call index of an open function_call
 	out       []byte
+	chunk     openai.Response // the last chunk: the next shares its repeated strings
 }
 
 // NewStreamTranslator translates the stream of an answer to r.
@@ -36,9 +37,9 @@ func (r *Request) NewStreamTranslator(createdAt int64) *StreamTranslator {
 // Chunk translates one chat chunk; the bytes it returns are valid until
 // the next call.
 func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, notTranslatable("a chunk is not JSON")
+	c := &t.chunk
+	if err := c.Decode(data); err != nil {
+		return nil, notTranslatable("a chunk is not a chat completion chunk")
 	}
 	t.out = t.out[:0]
 	if !t.started {
@@ -47,45 +48,45 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 		t.emit("response.created", map[string]any{"response": t.obj})
 		t.emit("response.in_progress", map[string]any{"response": t.obj})
 	}
-	if u := usageOf(&c); u != nil {
+	if u := usageOf(c.Usage); u != nil {
 		t.obj.Usage = u
 	}
-	for _, ch := range c.Choices {
-		if d := ch.Delta; d != nil {
-			if d.Content != nil && *d.Content != "" {
-				if t.open == nil || t.open.Type != "message" {
-					t.closeItem()
-					t.openItem(messageItem(c.ID, "", StatusInProgress))
-					t.open.Content[0].Text = ""
-					t.emit("response.content_part.added", map[string]any{"item_id": t.open.ID,
-						"output_index": len(t.obj.Output) - 1, "content_index": 0,
-						"part": OutputText{Type: "output_text", Text: "", Annotations: []string{}}})
-				}
-				t.text = append(t.text, *d.Content...)
-				t.textDelta(*d.Content)
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		d := &ch.Delta
+		if d.Content != "" {
+			if t.open == nil || t.open.Type != "message" {
+				t.closeItem()
+				t.openItem(messageItem(c.ID, "", StatusInProgress))
+				t.open.Content[0].Text = ""
+				t.emit("response.content_part.added", map[string]any{"item_id": t.open.ID,
+					"output_index": len(t.obj.Output) - 1, "content_index": 0,
+					"part": OutputText{Type: "output_text", Text: "", Annotations: []string{}}})
 			}
-			for _, tc := range d.ToolCalls {
-				if tc.ID != "" || t.open == nil || t.open.Type != "function_call" || tc.Index != t.call {
-					if tc.ID == "" || tc.Function.Name == "" {
-						return nil, notTranslatable("a tool call's first chunk has no id or name")
-					}
-					t.closeItem()
-					t.call = tc.Index
-					empty := ""
-					t.openItem(OutputItem{Type: "function_call", ID: "fc_" + tc.ID, Status: StatusInProgress,
-						CallID: tc.ID, Name: tc.Function.Name, Arguments: &empty})
+			t.text = append(t.text, d.Content...)
+			t.textDelta(d.Content)
+		}
+		for _, tc := range d.ToolCalls {
+			if tc.ID != "" || t.open == nil || t.open.Type != "function_call" || tc.Index != t.call {
+				if tc.ID == "" || tc.Function.Name == "" {
+					return nil, notTranslatable("a tool call's first chunk has no id or name")
 				}
-				if tc.Function.Arguments != "" {
-					*t.open.Arguments += tc.Function.Arguments
-					t.emit("response.function_call_arguments.delta", map[string]any{"item_id": t.open.ID,
-						"output_index": len(t.obj.Output) - 1, "delta": tc.Function.Arguments})
-				}
+				t.closeItem()
+				t.call = tc.Index
+				empty := ""
+				t.openItem(OutputItem{Type: "function_call", ID: "fc_" + tc.ID, Status: StatusInProgress,
+					CallID: tc.ID, Name: tc.Function.Name, Arguments: &empty})
+			}
+			if tc.Function.Arguments != "" {
+				*t.open.Arguments += tc.Function.Arguments
+				t.emit("response.function_call_arguments.delta", map[string]any{"item_id": t.open.ID,
+					"output_index": len(t.obj.Output) - 1, "delta": tc.Function.Arguments})
 			}
 		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			status, details := statusOf(*ch.FinishReason)
+		if ch.FinishReason != "" {
+			status, details := statusOf(ch.FinishReason)
 			if status == "" {
-				return nil, notTranslatable("finish_reason %q", *ch.FinishReason)
+				return nil, notTranslatable("finish_reason %q", ch.FinishReason)
 			}
 			t.obj.Status, t.obj.IncompleteDetails = status, details
 			t.closeItem()
