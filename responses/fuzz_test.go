@@ -77,9 +77,10 @@ func FuzzStream(f *testing.F) {
 	})
 }
 
-// FuzzStreamDelta: a response.output_text.delta event written by hand is,
-// byte for byte, what emit's encoding/json writes for it, whatever the
-// text, the item id, the output index and the sequence number.
+// FuzzStreamDelta: the response.output_text.delta and
+// response.function_call_arguments.delta events written by hand are, byte
+// for byte, what emit's encoding/json writes for them, whatever the text,
+// the item id, the output index and the sequence number.
 func FuzzStreamDelta(f *testing.F) {
 	for _, s := range []string{"", "Hel", "line\nnext \"quoted\" <b>&amp;</b>", "\u2028\x00\xff"} {
 		f.Add(s, "msg_c1", 0, 4)
@@ -97,6 +98,9 @@ func FuzzStreamDelta(f *testing.F) {
 		hand.textDelta(delta)
 		refl.emit("response.output_text.delta", map[string]any{"item_id": refl.open.ID,
 			"output_index": len(refl.obj.Output) - 1, "content_index": 0, "delta": delta, "logprobs": []string{}})
+		hand.argumentsDelta(delta)
+		refl.emit("response.function_call_arguments.delta", map[string]any{"item_id": refl.open.ID,
+			"output_index": len(refl.obj.Output) - 1, "delta": delta})
 		if !bytes.Equal(hand.out, refl.out) || hand.seq != refl.seq {
 			t.Fatalf("delta %q, item %q:\nby hand:       %s (next %d)\nencoding/json: %s (next %d)", delta, itemID, hand.out, hand.seq, refl.out, refl.seq)
 		}

@@ -23,7 +23,7 @@ type StreamTranslator struct {
 	started   bool
 	seq       int
 	open      *OutputItem // the item being written, in obj.Output
-	text      []byte      // an open message's text so far (appended to: a string grown by += is copied whole for every token)
+	text      []byte      // an open message's text or function_call's arguments so far (a string grown by += is copied whole for every token)
 	call      int         // the chat tool-call index of an open function_call
 	out       []byte
 	chunk     openai.Response // the last chunk: the next shares its repeated strings
@@ -78,9 +78,8 @@ func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
 					CallID: tc.ID, Name: tc.Function.Name, Arguments: &empty})
 			}
 			if tc.Function.Arguments != "" {
-				*t.open.Arguments += tc.Function.Arguments
-				t.emit("response.function_call_arguments.delta", map[string]any{"item_id": t.open.ID,
-					"output_index": len(t.obj.Output) - 1, "delta": tc.Function.Arguments})
+				t.text = append(t.text, tc.Function.Arguments...) // the call's arguments so far
+				t.argumentsDelta(tc.Function.Arguments)
 			}
 		}
 		if ch.FinishReason != "" {
@@ -133,6 +132,7 @@ func (t *StreamTranslator) closeItem() {
 		t.emit("response.content_part.done", map[string]any{"item_id": t.open.ID, "output_index": i,
 			"content_index": 0, "part": t.open.Content[0]})
 	case "function_call":
+		*t.open.Arguments = string(t.text)
 		t.emit("response.function_call_arguments.done", map[string]any{"item_id": t.open.ID, "output_index": i,
 			"name": t.open.Name, "arguments": *t.open.Arguments})
 	}
@@ -154,6 +154,20 @@ func (t *StreamTranslator) textDelta(delta string) {
 	t.out = append(t.out, `,"sequence_number":`...)
 	t.out = strconv.AppendInt(t.out, int64(t.seq), 10)
 	t.out = append(t.out, ",\"type\":\"response.output_text.delta\"}\n\n"...)
+	t.seq++
+}
+
+// argumentsDelta appends the response.function_call_arguments.delta event
+// of the open function_call, written out by hand as textDelta is.
+func (t *StreamTranslator) argumentsDelta(delta string) {
+	t.out = append(t.out, "event: response.function_call_arguments.delta\ndata: {"...)
+	t.out = jsonw.StringField(t.out, `"delta":`, delta)
+	t.out = jsonw.StringField(t.out, `,"item_id":`, t.open.ID)
+	t.out = append(t.out, `,"output_index":`...)
+	t.out = strconv.AppendInt(t.out, int64(len(t.obj.Output)-1), 10)
+	t.out = append(t.out, `,"sequence_number":`...)
+	t.out = strconv.AppendInt(t.out, int64(t.seq), 10)
+	t.out = append(t.out, ",\"type\":\"response.function_call_arguments.delta\"}\n\n"...)
 	t.seq++
 }
 
