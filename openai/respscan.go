@@ -245,6 +245,27 @@ func (s *respScan) nested(vs int, fields [][]byte, fn func(f, vs, ve int)) {
 }
 
 func (s *respScan) choices(vs, ve int, dst *[]Choice) {
+	objects(s, vs, ve, dst, choiceFields, func(c *Choice, f, vs, ve int) {
+		switch f {
+		case 0:
+			s.int(vs, ve, &c.Index)
+		case 1:
+			s.str(vs, ve, &c.FinishReason)
+		case 2:
+			s.content(vs, ve, &c.Message)
+		case 3:
+			s.content(vs, ve, &c.Delta)
+		case 4:
+			s.str(vs, ve, &c.Text)
+		}
+	})
+}
+
+// objects stores the array of objects at vs..ve in dst as encoding/json
+// does: null leaves dst as it is, an empty array is an empty (not nil)
+// slice, a null element is a zero one, and each object's members of
+// fields go to fill; anything else ends the fast path.
+func objects[T any](s *respScan, vs, ve int, dst *[]T, fields [][]byte, fill func(e *T, f, vs, ve int)) {
 	switch {
 	case s.null(vs, ve):
 		return
@@ -252,31 +273,19 @@ func (s *respScan) choices(vs, ve int, dst *[]Choice) {
 		s.ok = false
 		return
 	}
-	cs := []Choice{} // an empty list is a list: HasChoices
+	out := []T{}
 	eachElement(s.b, vs, func(k, es int) error {
 		ee := skipValue(s.b, es)
-		cs = append(cs, Choice{})
+		var zero T
+		out = append(out, zero)
 		if !s.ok || !s.object(es, ee) {
 			return nil
 		}
-		c := &cs[len(cs)-1]
-		s.nested(es, choiceFields, func(f, vs, ve int) {
-			switch f {
-			case 0:
-				s.int(vs, ve, &c.Index)
-			case 1:
-				s.str(vs, ve, &c.FinishReason)
-			case 2:
-				s.content(vs, ve, &c.Message)
-			case 3:
-				s.content(vs, ve, &c.Delta)
-			case 4:
-				s.str(vs, ve, &c.Text)
-			}
-		})
+		e := &out[len(out)-1]
+		s.nested(es, fields, func(f, vs, ve int) { fill(e, f, vs, ve) })
 		return nil
 	})
-	*dst = cs
+	*dst = out
 }
 
 func (s *respScan) content(vs, ve int, dst *Content) {
@@ -296,43 +305,25 @@ func (s *respScan) content(vs, ve int, dst *Content) {
 }
 
 func (s *respScan) toolCalls(vs, ve int, dst *[]ToolCall) {
-	switch {
-	case s.null(vs, ve):
-		return
-	case s.b[vs] != '[':
-		s.ok = false
-		return
-	}
-	tcs := []ToolCall{} // an empty list is a list, as encoding/json leaves it
-	eachElement(s.b, vs, func(k, es int) error {
-		ee := skipValue(s.b, es)
-		tcs = append(tcs, ToolCall{})
-		if !s.ok || !s.object(es, ee) {
-			return nil
-		}
-		tc := &tcs[len(tcs)-1]
-		s.nested(es, toolCallFields, func(f, vs, ve int) {
-			switch f {
-			case 0:
-				s.int(vs, ve, &tc.Index)
-			case 1:
-				s.str(vs, ve, &tc.ID)
-			case 2:
-				if s.object(vs, ve) {
-					s.nested(vs, functionFields, func(f, vs, ve int) {
-						switch f {
-						case 0:
-							s.str(vs, ve, &tc.Function.Name)
-						case 1:
-							s.str(vs, ve, &tc.Function.Arguments)
-						}
-					})
-				}
+	objects(s, vs, ve, dst, toolCallFields, func(tc *ToolCall, f, vs, ve int) {
+		switch f {
+		case 0:
+			s.int(vs, ve, &tc.Index)
+		case 1:
+			s.str(vs, ve, &tc.ID)
+		case 2:
+			if s.object(vs, ve) {
+				s.nested(vs, functionFields, func(f, vs, ve int) {
+					switch f {
+					case 0:
+						s.str(vs, ve, &tc.Function.Name)
+					case 1:
+						s.str(vs, ve, &tc.Function.Arguments)
+					}
+				})
 			}
-		})
-		return nil
+		}
 	})
-	*dst = tcs
 }
 
 func (s *respScan) usage(vs, ve int, dst **Usage) {
