@@ -181,6 +181,10 @@ type Event struct {
 	// UsageOnly marks an event that carries nothing but usage, which
 	// custody asked for: relayed only if the client asked too.
 	UsageOnly bool
+	// Chunk is the chat wire's chunk as its checks decoded it (nil from
+	// other wires), for a bridge from chat to read instead of decoding
+	// the same bytes again; valid until the next Read.
+	Chunk *openai.Response
 }
 
 // Translator is implemented by a front dialect that can reach providers

@@ -153,8 +153,14 @@ type messagesStreamBridge struct {
 	t anthropic.StreamTranslator
 }
 
-func (b *messagesStreamBridge) Event(raw []byte, _ *Event) ([]byte, error) {
-	out, err := b.t.Chunk(sseData(raw))
+func (b *messagesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
+	var out []byte
+	var err error
+	if ev.Chunk != nil {
+		out, err = b.t.Translate(ev.Chunk)
+	} else {
+		out, err = b.t.Chunk(sseData(raw))
+	}
 	return bytes.Clone(out), err
 }
 

@@ -124,7 +124,7 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 		return Event{}, err
 	}
 	c := &s.chunk
-	return Event{Reading: readingOf(c), UsageOnly: c.Usage != nil && len(c.Choices) == 0}, nil
+	return Event{Reading: readingOf(c), UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c}, nil
 }
 
 func (s *openaiStream) End(sawUsage bool) error { return s.ident.End(sawUsage, true) }

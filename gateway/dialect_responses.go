@@ -169,12 +169,24 @@ type responsesStreamBridge struct {
 	t   *responses.StreamTranslator
 }
 
-func (b *responsesStreamBridge) Event(raw []byte, _ *Event) ([]byte, error) {
+func (b *responsesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
 	data := sseData(raw)
 	if b.t == nil {
-		b.t = b.req.NewStreamTranslator(chatCreated(data))
+		created := int64(0)
+		if ev.Chunk != nil {
+			created = ev.Chunk.Created
+		} else {
+			created = chatCreated(data)
+		}
+		b.t = b.req.NewStreamTranslator(created)
 	}
-	out, err := b.t.Chunk(data)
+	var out []byte
+	var err error
+	if ev.Chunk != nil {
+		out, err = b.t.Translate(ev.Chunk)
+	} else {
+		out, err = b.t.Chunk(data)
+	}
 	return bytes.Clone(out), err
 }
 

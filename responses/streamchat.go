@@ -37,10 +37,15 @@ func (r *Request) NewStreamTranslator(createdAt int64) *StreamTranslator {
 // Chunk translates one chat chunk; the bytes it returns are valid until
 // the next call.
 func (t *StreamTranslator) Chunk(data []byte) ([]byte, error) {
-	c := &t.chunk
-	if err := c.Decode(data); err != nil {
+	if err := t.chunk.Decode(data); err != nil {
 		return nil, notTranslatable("a chunk is not a chat completion chunk")
 	}
+	return t.Translate(&t.chunk)
+}
+
+// Translate is Chunk of a chunk decoded already (the gateway's chat
+// checks decoded it): it reads c, and keeps none of its slices.
+func (t *StreamTranslator) Translate(c *openai.Response) ([]byte, error) {
 	t.out = t.out[:0]
 	if !t.started {
 		t.started = true
