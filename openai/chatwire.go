@@ -24,15 +24,8 @@ type ChatCompletion struct {
 
 // ChatOut is a choice's message or delta.
 type ChatOut struct {
-	Content   *string `json:"content"`
-	ToolCalls []struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Content   *string    `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls"`
 }
 
 // ReadChatAnswer reads a plain chat completion as the translating fronts

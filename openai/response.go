@@ -18,9 +18,7 @@ type Response struct {
 	Usage             *Usage    `json:"usage"`
 	Error             *APIError `json:"error"`
 	// Data is the embeddings list; only its length is used.
-	Data []struct {
-		Index int `json:"index"`
-	} `json:"data"`
+	Data []Embedding `json:"data"`
 	// HasChoices is set when the choices field was present (a stream's
 	// usage chunk carries an empty list).
 	HasChoices bool `json:"-"`
@@ -40,6 +38,11 @@ type Content struct {
 	Role      string     `json:"role"`
 	Content   string     `json:"content"`
 	ToolCalls []ToolCall `json:"tool_calls"`
+}
+
+// Embedding is one element of an embeddings list.
+type Embedding struct {
+	Index int `json:"index"`
 }
 
 // ToolCall is a tool call of a message, or a piece of one in a delta.

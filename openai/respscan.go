@@ -352,25 +352,5 @@ func (s *respScan) usage(vs, ve int, dst **Usage) {
 }
 
 func (s *respScan) data(vs, ve int, r *Response) {
-	switch {
-	case s.null(vs, ve):
-		return
-	case s.b[vs] != '[':
-		s.ok = false
-		return
-	}
-	d := make([]struct {
-		Index int `json:"index"`
-	}, 0, 1)
-	eachElement(s.b, vs, func(k, es int) error {
-		ee := skipValue(s.b, es)
-		d = append(d, struct {
-			Index int `json:"index"`
-		}{})
-		if s.ok && s.object(es, ee) {
-			s.nested(es, dataFields, func(_, vs, ve int) { s.int(vs, ve, &d[len(d)-1].Index) })
-		}
-		return nil
-	})
-	r.Data = d
+	objects(s, vs, ve, &r.Data, dataFields, func(e *Embedding, _, vs, ve int) { s.int(vs, ve, &e.Index) })
 }
