@@ -591,14 +591,30 @@ func (l *Log) readLeaf(ctx context.Context, index uint64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading log size: %w", err)
 	}
-	b, err := l.reader.ReadEntryBundle(ctx, index/layout.EntryBundleWidth, layout.PartialTileSize(0, index/layout.EntryBundleWidth, size))
+	eb, err := readBundle(ctx, l.reader, index, size)
 	if err != nil {
-		return nil, fmt.Errorf("reading entry bundle: %w", err)
+		return nil, err
 	}
-	var eb api.EntryBundle
+	return entryAt(eb, index)
+}
+
+// readBundle reads and parses the entry bundle holding leaf index, of the
+// width a log of size has written it.
+func readBundle(ctx context.Context, r tessera.LogReader, index, size uint64) (*api.EntryBundle, error) {
+	n := index / layout.EntryBundleWidth
+	b, err := r.ReadEntryBundle(ctx, n, layout.PartialTileSize(0, n, size))
+	if err != nil {
+		return nil, fmt.Errorf("reading entry bundle %d: %w", n, err)
+	}
+	eb := &api.EntryBundle{}
 	if err := eb.UnmarshalText(b); err != nil {
-		return nil, fmt.Errorf("reading entry bundle: %w", err)
+		return nil, fmt.Errorf("reading entry bundle %d: %w", n, err)
 	}
+	return eb, nil
+}
+
+// entryAt is leaf index in eb, its entry bundle.
+func entryAt(eb *api.EntryBundle, index uint64) ([]byte, error) {
 	i := int(index % layout.EntryBundleWidth)
 	if i >= len(eb.Entries) {
 		return nil, fmt.Errorf("entry bundle for %d has %d entries", index, len(eb.Entries))

@@ -26,16 +26,15 @@ func (l *Log) Has(index uint64) bool {
 
 // Transactions decodes the transaction leaves at the given indices, in
 // order: from memory while they wait to be integrated (ledger.batch_max_age),
-// else from the log, reading each entry bundle once however many of them
-// it holds (an index search's records are mostly neighbours). Every index
-// must be durable (Has). A transaction's Tenant is its pseudonym.
+// else from the log through the bundle cache (an index search's records
+// are mostly neighbours, in one bundle). Every index must be durable
+// (Has). A transaction's Tenant is its pseudonym.
 func (l *Log) Transactions(ctx context.Context, leaves []uint64) ([]*custody.Transaction, error) {
 	if len(leaves) == 0 {
 		return nil, nil
 	}
 	out := make([]*custody.Transaction, len(leaves))
 	var size uint64 // tessera's integrated size, read once needed
-	bundles := map[uint64]*api.EntryBundle{}
 	for i, index := range leaves {
 		// Pending first: the resolver marks a leaf integrated before it
 		// drops it from pending (as Receipt reads).
@@ -52,20 +51,13 @@ func (l *Log) Transactions(ctx context.Context, leaves []uint64) ([]*custody.Tra
 					return nil, fmt.Errorf("reading log size: %w", err)
 				}
 			}
-			n := index / layout.EntryBundleWidth
-			eb := bundles[n]
-			if eb == nil {
-				var err error
-				if eb, err = l.bundles.read(ctx, l.reader, n, layout.PartialTileSize(0, n, size)); err != nil {
-					return nil, err
-				}
-				bundles[n] = eb
+			eb, err := l.bundles.read(ctx, l.reader, index, size)
+			if err != nil {
+				return nil, err
 			}
-			j := int(index % layout.EntryBundleWidth)
-			if j >= len(eb.Entries) {
-				return nil, fmt.Errorf("entry bundle %d has %d entries, not leaf %d", n, len(eb.Entries), index)
+			if leaf, err = entryAt(eb, index); err != nil {
+				return nil, err
 			}
-			leaf = eb.Entries[j]
 		}
 		tx, err := verify.DecodeLeaf(leaf)
 		if err != nil {
@@ -97,10 +89,11 @@ type bundleKey struct {
 	set     bool
 }
 
-// read returns bundle n of width partial (0: full), from the cache or
-// from r.
-func (c *bundleCache) read(ctx context.Context, r tessera.LogReader, n uint64, partial uint8) (*api.EntryBundle, error) {
-	k := bundleKey{n: n, partial: partial, set: true}
+// read returns the entry bundle holding leaf index in a log of size,
+// from the cache or from r.
+func (c *bundleCache) read(ctx context.Context, r tessera.LogReader, index, size uint64) (*api.EntryBundle, error) {
+	n := index / layout.EntryBundleWidth
+	k := bundleKey{n: n, partial: layout.PartialTileSize(0, n, size), set: true}
 	c.mu.Lock()
 	for i := range c.keys {
 		if c.keys[i] == k {
@@ -110,13 +103,9 @@ func (c *bundleCache) read(ctx context.Context, r tessera.LogReader, n uint64, p
 		}
 	}
 	c.mu.Unlock()
-	b, err := r.ReadEntryBundle(ctx, n, partial)
+	eb, err := readBundle(ctx, r, index, size)
 	if err != nil {
-		return nil, fmt.Errorf("reading entry bundle %d: %w", n, err)
-	}
-	eb := &api.EntryBundle{}
-	if err := eb.UnmarshalText(b); err != nil {
-		return nil, fmt.Errorf("reading entry bundle %d: %w", n, err)
+		return nil, err
 	}
 	c.mu.Lock()
 	c.keys[c.next], c.ebs[c.next] = k, eb
