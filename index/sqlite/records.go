@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/index/internal/sqlq"
 )
 
 // insertHead and insertTail frame a multi-row insert that skips the ids
@@ -290,17 +292,15 @@ func (x *Index) data(r *index.Record) (string, error) {
 	return index.EncodeTransactionString(&r.Transaction)
 }
 
-// stored is the record of a row replace read.
+// stored is the record of a row replace read (its tenant left out: the
+// terms do not need it).
 func (x *Index) stored(ctx context.Context, id, data, shard string, leaf int64) (index.Record, error) {
 	if data != "" {
 		return index.DecodeRecord([]byte(data), shard, leaf)
 	}
-	if l := x.Leaves; l == nil || shard != l.Origin() || leaf < 0 {
-		return index.Record{}, fmt.Errorf("the stored record of %q is leaf %d of %s, a log the index was not opened with", id, leaf, shard)
-	}
-	txs, err := x.Leaves.Transactions(ctx, []uint64{uint64(leaf)})
+	recs, err := x.FromLog(ctx, []sqlq.Stored{{Record: index.Record{Transaction: custody.Transaction{ID: id}, Shard: shard, LeafIndex: leaf}, InLog: true}})
 	if err != nil {
 		return index.Record{}, err
 	}
-	return index.Record{Transaction: *txs[0], Shard: shard, LeafIndex: leaf}, nil
+	return recs[0], nil
 }

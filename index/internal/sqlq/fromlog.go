@@ -11,11 +11,11 @@ import (
 // errNoLeaves is a record stored by position read without its log.
 var errNoLeaves = errors.New("the record is stored as its leaf in the log, and the index was opened without the log")
 
-// fromLog returns the records of stored, reading those stored by
+// FromLog returns the records of stored, reading those stored by
 // position from s.Leaves: one read of the log for them all. A leaf must
 // be the transaction its row names (request id); its tenant is the row's
 // (the leaf has the pseudonym).
-func (s Store) fromLog(ctx context.Context, stored []Stored) ([]index.Record, error) {
+func (s Store) FromLog(ctx context.Context, stored []Stored) ([]index.Record, error) {
 	out := make([]index.Record, len(stored))
 	var at []int
 	var leaves []uint64

@@ -69,7 +69,7 @@ func (s Store) Get(ctx context.Context, requestID string) (index.Record, error) 
 	if err != nil {
 		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
 	}
-	recs, err := s.fromLog(ctx, []Stored{r})
+	recs, err := s.FromLog(ctx, []Stored{r})
 	if err != nil {
 		return index.Record{}, fmt.Errorf("index: get %q: %w", requestID, err)
 	}
@@ -95,7 +95,7 @@ func (s Store) Search(ctx context.Context, q index.Query) ([]index.Record, error
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.fromLog(ctx, stored)
+	recs, err := s.FromLog(ctx, stored)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
