@@ -56,6 +56,8 @@ func TestSmoke(t *testing.T) {
 			// leaf is durable only after one, so there is at least one.
 			if durable := m.Key == "E" || m.Key == "F"; durable && (m.SatSyncs <= 0 || m.OpenSyncs <= 0) {
 				t.Errorf("%s: mode %s %s: fsyncs not counted (saturation %d, open loop %d)", rep.Layout.Name, m.Key, m.Name, m.SatSyncs, m.OpenSyncs)
+			} else if durable && (m.commitQuantile(0.5) <= 0 || m.commitQuantile(0.99) < m.commitQuantile(0.5)) {
+				t.Errorf("%s: mode %s %s: journal commit times not read: p50 %s, p99 %s (%v)", rep.Layout.Name, m.Key, m.Name, m.commitQuantile(0.5), m.commitQuantile(0.99), m.OpenCommits)
 			}
 		}
 		if j := rep.judged(); j == nil || j.Key != "F" {
@@ -84,7 +86,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("audit: no figure: %+v", res.Audit)
 	}
 	md := res.markdown()
-	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -172,5 +174,25 @@ func TestBuildCustodyAt(t *testing.T) {
 	}
 	if _, _, err := buildCustodyAt(root, "no-such-ref-"+strings.Repeat("x", 8)); err == nil {
 		t.Fatal("a ref that does not exist was built")
+	}
+}
+
+// TestCommitQuantile: quantiles of the journal's histogram are
+// interpolated within the bucket that holds them.
+func TestCommitQuantile(t *testing.T) {
+	m := &mode{}
+	before := journal{bounds: []float64{0.001, 0.002, 0.004}, cumulative: []int64{5, 5, 5}, count: 5}
+	after := journal{bounds: before.bounds, cumulative: []int64{5, 15, 19}, count: 20}
+	m.addCommits(before, after) // 10 commits in (1, 2] ms, 4 in (2, 4], 1 past 4
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 1750 * time.Microsecond}, {0.1, 1150 * time.Microsecond}, {0.8, 3 * time.Millisecond}, {0.99, 4 * time.Millisecond}} {
+		if got := m.commitQuantile(c.q); got != c.want {
+			t.Errorf("q %.2f: %s, want %s", c.q, got, c.want)
+		}
+	}
+	if got := (&mode{}).commitQuantile(0.5); got != 0 {
+		t.Errorf("no histogram: %s, want 0", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -53,7 +54,7 @@ func runChild(ctx context.Context, role string) error {
 	var (
 		h       http.Handler
 		cleanup func()
-		syncs   func() uint64 // the durable mode's journal group commits
+		lg      *ledger.Log // the durable mode's, whose journal /metrics reports
 		err     error
 	)
 	switch role {
@@ -62,7 +63,7 @@ func runChild(ctx context.Context, role string) error {
 	case "bare":
 		h, err = bareProxy(os.Getenv(upstreamEnv))
 	case "custody":
-		h, cleanup, syncs, err = custodyHandler(ctx, os.Getenv(modeEnv), os.Getenv(upstreamEnv), os.Getenv(dirEnv))
+		h, cleanup, lg, err = custodyHandler(ctx, os.Getenv(modeEnv), os.Getenv(upstreamEnv), os.Getenv(dirEnv))
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -92,17 +93,15 @@ func runChild(ctx context.Context, role string) error {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		if syncs != nil {
-			// The line custody serve's /metrics has, for the same reader.
-			mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
-				fmt.Fprintf(w, "custody_ledger_fsyncs_total %d\n", syncs())
-			})
+		if lg != nil {
+			// The lines custody serve's /metrics has, for the same reader.
+			mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { writeLedgerMetrics(w, lg) })
 		}
 		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go psrv.Serve(pln)
 		defer psrv.Close()
 		fmt.Fprintf(out, "pprof http://%s\n", pln.Addr())
-		if syncs != nil {
+		if lg != nil {
 			fmt.Fprintf(out, "syncs http://%s/metrics\n", pln.Addr())
 		}
 	}
@@ -201,7 +200,7 @@ func (nopRecorder) Record(context.Context, *custody.Transaction) error {
 // custodyHandler assembles the gateway for a mode. The durable mode does
 // what cmd/custody's start does: the ledger in dir/ledger, the sqlite
 // index in dir/index.db, a recorder reconciling them, Evidence.
-func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.Handler, _ func(), syncs func() uint64, _ error) {
+func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.Handler, _ func(), lg *ledger.Log, _ error) {
 	if dir == "" {
 		return nil, nil, nil, errors.New("custody: no data directory")
 	}
@@ -234,7 +233,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("opening the ledger: %w", err)
 		}
-		syncs = l.JournalSyncs
+		lg = l
 		closers = append(closers, func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -262,5 +261,17 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 		cleanup()
 		return nil, nil, nil, err
 	}
-	return gw, cleanup, syncs, nil
+	return gw, cleanup, lg, nil
+}
+
+// writeLedgerMetrics writes the journal's lines of custody serve's
+// /metrics (custody_ledger_fsyncs_total, custody_ledger_commit_seconds)
+// in Prometheus' text format.
+func writeLedgerMetrics(w io.Writer, l *ledger.Log) {
+	fmt.Fprintf(w, "custody_ledger_fsyncs_total %d\n", l.JournalSyncs())
+	c := l.JournalCommitTimes()
+	for i, b := range ledger.CommitBounds {
+		fmt.Fprintf(w, "custody_ledger_commit_seconds_bucket{le=\"%s\"} %d\n", strconv.FormatFloat(b.Seconds(), 'g', -1, 64), c.Cumulative[i])
+	}
+	fmt.Fprintf(w, "custody_ledger_commit_seconds_bucket{le=\"+Inf\"} %d\ncustody_ledger_commit_seconds_count %d\n", c.Count, c.Count)
 }

@@ -45,6 +45,9 @@ type proxyParams struct {
 	// -baseline), measured as mode G beside F: before and after under the
 	// same noise.
 	Baseline, BaselineRef string
+	// ServeYAML is added to mode F's config (-serve-yaml): the same build
+	// under another setting, measured beside G's defaults.
+	ServeYAML string
 }
 
 // layout is where the processes run.
@@ -102,6 +105,11 @@ type mode struct {
 	// the non-streaming open loop, and the time each was counted over.
 	SatSyncs, OpenSyncs int64
 	OpenTime            time.Duration
+	// The open loops' group commits by time: OpenCommits[i] is how many
+	// took at most CommitBounds[i] seconds (cumulative), the last entry
+	// all of them.
+	CommitBounds []float64
+	OpenCommits  []int64
 	OpenN               int64
 	HWMkB               int64
 	FirstErr            error
@@ -200,7 +208,7 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		case "F":
 			dir := filepath.Join(logDir, m.Name)
 			cfg := filepath.Join(logDir, "serve.yaml")
-			if err = os.WriteFile(cfg, []byte(benchYAML(simURL, dir, "debug: {pprof: true}\n")), 0o600); err != nil {
+			if err = os.WriteFile(cfg, []byte(benchYAML(simURL, dir, "debug: {pprof: true}\n"+p.ServeYAML+"\n")), 0o600); err != nil {
 				return nil, err
 			}
 			spec.argv = []string{p.Custody, "serve", "--config", cfg}
@@ -343,7 +351,7 @@ const settle = 250 * time.Millisecond
 // measure runs one round of a mode: saturation, open-loop latency,
 // open-loop streaming.
 func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *child) error {
-	syncs0, err := m.syncs()
+	j0, err := m.journal()
 	if err != nil {
 		return err
 	}
@@ -358,11 +366,11 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	if err != nil {
 		return err
 	}
-	syncs1, err := m.syncs()
+	j1, err := m.journal()
 	if err != nil {
 		return err
 	}
-	m.SatSyncs += syncs1 - syncs0
+	m.SatSyncs += j1.syncs - j0.syncs
 	if r.N == 0 {
 		return fmt.Errorf("mode %s (%s): no request succeeded: %v%s", m.Key, m.Name, r.FirstErr, m.tail())
 	}
@@ -384,16 +392,17 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	// A moment for what saturation left behind (queues, garbage) to
 	// settle, alike for every mode.
 	time.Sleep(settle)
-	if syncs0, err = m.syncs(); err != nil {
+	if j0, err = m.journal(); err != nil {
 		return err
 	}
 	openStart := time.Now()
 	o := m.load.openLoop(ctx, rate, p.OpenN, false)
 	m.OpenTime += time.Since(openStart)
-	if syncs1, err = m.syncs(); err != nil {
+	if j1, err = m.journal(); err != nil {
 		return err
 	}
-	m.OpenSyncs += syncs1 - syncs0
+	m.OpenSyncs += j1.syncs - j0.syncs
+	m.addCommits(j0, j1)
 	m.OpenN += int64(len(o.Lat))
 	m.Lat = append(m.Lat, o.Lat...)
 	m.OpenErr += o.Errors
@@ -414,30 +423,96 @@ func (m *mode) keepErr(err error) {
 	}
 }
 
-// syncs reads the durable modes' count of journal group commits (0 for
-// the others).
-func (m *mode) syncs() (int64, error) {
+// journal is what a durable mode's /metrics says of its journal: the
+// group commits, and the histogram of their times (custody_ledger_commit_seconds;
+// nil from a custody that has none).
+type journal struct {
+	syncs      int64
+	bounds     []float64 // seconds, ascending, without +Inf
+	cumulative []int64   // at each bound
+	count      int64
+}
+
+// journal reads it (the zero journal for modes that have none).
+func (m *mode) journal() (journal, error) {
 	if m.proc == nil || m.proc.Syncs == "" {
-		return 0, nil
+		return journal{}, nil
 	}
 	resp, err := http.Get(m.proc.Syncs)
 	if err != nil {
-		return 0, fmt.Errorf("reading %s's fsync count: %w", m.Name, err)
+		return journal{}, fmt.Errorf("reading %s's fsync count: %w", m.Name, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return journal{}, err
 	}
 	mm := syncsLine.FindSubmatch(b)
 	if mm == nil {
-		return 0, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
+		return journal{}, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
 	}
 	f, err := strconv.ParseFloat(string(mm[1]), 64)
-	return int64(f), err
+	if err != nil {
+		return journal{}, err
+	}
+	j := journal{syncs: int64(f)}
+	for _, mm := range commitBucketLine.FindAllSubmatch(b, -1) {
+		n, _ := strconv.ParseFloat(string(mm[2]), 64)
+		if string(mm[1]) == "+Inf" {
+			j.count = int64(n)
+			continue
+		}
+		le, err := strconv.ParseFloat(string(mm[1]), 64)
+		if err != nil {
+			return journal{}, fmt.Errorf("%s: bucket %q: %w", m.Name, mm[1], err)
+		}
+		j.bounds, j.cumulative = append(j.bounds, le), append(j.cumulative, int64(n))
+	}
+	return j, nil
 }
 
-var syncsLine = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total ([0-9.e+]+)$`)
+var (
+	syncsLine        = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total ([0-9.e+]+)$`)
+	commitBucketLine = regexp.MustCompile(`(?m)^custody_ledger_commit_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
+)
+
+// addCommits adds the commits between two readings to the open loop's.
+func (m *mode) addCommits(before, after journal) {
+	if len(after.bounds) == 0 || len(before.bounds) != len(after.bounds) {
+		return
+	}
+	if m.OpenCommits == nil {
+		m.CommitBounds, m.OpenCommits = after.bounds, make([]int64, len(after.bounds)+1)
+	}
+	for i := range after.bounds {
+		m.OpenCommits[i] += after.cumulative[i] - before.cumulative[i]
+	}
+	m.OpenCommits[len(after.bounds)] += after.count - before.count
+}
+
+// commitQuantile is the q-quantile of the open loops' group-commit
+// times, interpolated within its bucket as Prometheus'
+// histogram_quantile does; 0 when none were read.
+func (m *mode) commitQuantile(q float64) time.Duration {
+	if len(m.OpenCommits) == 0 {
+		return 0
+	}
+	total := m.OpenCommits[len(m.CommitBounds)]
+	if total == 0 {
+		return 0
+	}
+	rank := q * float64(total)
+	lower, below := 0.0, int64(0)
+	for i, le := range m.CommitBounds {
+		c := m.OpenCommits[i]
+		if float64(c) >= rank {
+			frac := (rank - float64(below)) / math.Max(1, float64(c-below))
+			return time.Duration((lower + (le-lower)*frac) * float64(time.Second))
+		}
+		lower, below = le, c
+	}
+	return time.Duration(lower * float64(time.Second)) // past the last bound
+}
 
 // satSyncsPerSec and openSyncsPerSec are the fsync rates of a durable
 // mode at saturation and at the open-loop rate.

@@ -54,6 +54,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.ProfileArg, "profile", "", "write a CPU profile of mode F (else E, or -profile-mode) at saturation, per layout: FILE.pprof becomes FILE.one-core.pprof (and .allocs, .trace)")
 	profDur := fs.Duration("profile-time", 10*time.Second, "how long the profile runs")
 	baseline := fs.String("baseline", "", "also measure `custody serve` built at this git ref (e.g. main) as mode G, beside F")
+	serveYAML := fs.String("serve-yaml", "", "extra top-level YAML for mode F's config (an experiment: F with it, G with -baseline HEAD without), e.g. 'ledger: {batch_max_age: 50ms}'")
 	profMode := fs.String("profile-mode", "", "the mode -profile profiles (default F, else E; B to F)")
 	fs.DurationVar(&o.TokenDur, "token-time", 3*time.Second, "time per encoding per counter")
 	fs.StringVar(&o.TiktokDir, "tiktoken-dir", filepath.Join(os.TempDir(), "tk"), "where npm's tiktoken is (installed if missing)")
@@ -76,7 +77,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	o.Proxy = proxyParams{Rounds: *rounds, Conc: *conc, SatDur: *sat, Rate: *rate, Profile: o.ProfileArg,
-		BaselineRef: *baseline, ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
+		BaselineRef: *baseline, ServeYAML: *serveYAML, ProfileDur: *profDur, ProfileMode: strings.ToUpper(*profMode), Log: stderr, KeepLogs: *keep, Modes: map[string]bool{}}
 	for _, k := range strings.Split(*modes, ",") {
 		k = strings.ToUpper(strings.TrimSpace(k))
 		if k == "" {

@@ -75,6 +75,8 @@ type journal struct {
 
 	// syncs counts the group commits' fdatasyncs that succeeded.
 	syncs atomic.Uint64
+	// commitTimes is how long each group's write and fdatasync took.
+	commitTimes *commitTimes
 
 	kick   chan struct{} // capacity 1: "there is something to write"
 	exited chan struct{} // closed when the syncer returns
@@ -103,19 +105,20 @@ func openJournal(dir string, segMax int64, next uint64, old []uint64, durable fu
 		retry = time.Second
 	}
 	j := &journal{
-		fault:      fault,
-		retry:      retry,
-		dir:        dir,
-		segMax:     segMax,
-		durable:    durable,
-		integrated: integrated,
-		next:       next,
-		cur:        &commit{done: make(chan struct{}), first: next},
-		kick:       make(chan struct{}, 1),
-		exited:     make(chan struct{}),
-		prepared:   make(chan *os.File, 1),
-		segments:   slices.Clone(old),
-		ds:         newDataSyncer(),
+		fault:       fault,
+		retry:       retry,
+		dir:         dir,
+		segMax:      segMax,
+		durable:     durable,
+		integrated:  integrated,
+		next:        next,
+		cur:         &commit{done: make(chan struct{}), first: next},
+		kick:        make(chan struct{}, 1),
+		exited:      make(chan struct{}),
+		prepared:    make(chan *os.File, 1),
+		segments:    slices.Clone(old),
+		ds:          newDataSyncer(),
+		commitTimes: newCommitTimes(),
 	}
 	if err := j.newSegment(next); err != nil {
 		j.ds.close()
@@ -355,6 +358,8 @@ func (j *journal) recover(next uint64) error {
 
 // write makes b durable in the current segment.
 func (j *journal) write(b []byte) error {
+	began := time.Now()
+	defer func() { j.commitTimes.observe(time.Since(began)) }()
 	err := j.faultAt(j.segPath, j.segSize)
 	if err == nil {
 		_, err = j.f.WriteAt(b, j.segSize)

@@ -129,6 +129,34 @@ func (m *Metrics) LedgerSyncs(syncs func() uint64) {
 		func() float64 { return float64(syncs()) }))
 }
 
+// LedgerCommits exports the ledger's histogram of journal group-commit
+// times (ledger.Log.JournalCommitTimes) as custody_ledger_commit_seconds:
+// the disk's share of every durable answer's latency. bounds are the
+// buckets' upper bounds; snapshot returns the cumulative count at each,
+// the count of all commits and their total time.
+func (m *Metrics) LedgerCommits(bounds []time.Duration, snapshot func() (cumulative []uint64, count uint64, sum time.Duration)) {
+	m.reg.MustRegister(&commitCollector{bounds: bounds, snapshot: snapshot})
+}
+
+var commitDesc = prometheus.NewDesc("custody_ledger_commit_seconds",
+	"Time of the ledger journal's group commits (one write and one fdatasync each), which every durable answer waits for.", nil, nil)
+
+type commitCollector struct {
+	bounds   []time.Duration
+	snapshot func() ([]uint64, uint64, time.Duration)
+}
+
+func (c *commitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- commitDesc }
+
+func (c *commitCollector) Collect(ch chan<- prometheus.Metric) {
+	cum, count, sum := c.snapshot()
+	buckets := make(map[float64]uint64, len(c.bounds))
+	for i, b := range c.bounds {
+		buckets[b.Seconds()] = cum[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(commitDesc, count, sum.Seconds(), buckets)
+}
+
 // Canary sets a probe's status on a route.
 func (m *Metrics) Canary(route, probe string, ok bool) {
 	v := 0.0

@@ -57,21 +57,27 @@ func TestPProfBehindAdminKey(t *testing.T) {
 	}
 }
 
-var fsyncsLine = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total (\d+)`)
+var (
+	fsyncsLine  = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total (\d+)`)
+	commitsLine = regexp.MustCompile(`(?m)^custody_ledger_commit_seconds_count (\d+)`)
+)
 
 // TestLedgerFsyncsMetric: every acknowledged transaction was made durable
-// by a journal group commit, and /metrics counts them.
+// by a journal group commit, and /metrics counts them and their times.
 func TestLedgerFsyncsMetric(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, pprofConfig))
-	syncs := func() int {
-		_, body := get(t, s.URL+"/metrics", "")
-		m := fsyncsLine.FindStringSubmatch(body)
+	metric := func(body string, re *regexp.Regexp) int {
+		m := re.FindStringSubmatch(body)
 		if m == nil {
-			t.Fatalf("no custody_ledger_fsyncs_total in /metrics:\n%.2000s", body)
+			t.Fatalf("no %s in /metrics:\n%.2000s", re, body)
 		}
 		n, _ := strconv.Atoi(m[1])
 		return n
+	}
+	syncs := func() int {
+		_, body := get(t, s.URL+"/metrics", "")
+		return metric(body, fsyncsLine)
 	}
 	before := syncs()
 	for range 3 {
@@ -81,7 +87,16 @@ func TestLedgerFsyncsMetric(t *testing.T) {
 		}
 	}
 	// One request at a time: each leaf is its own group.
-	if after := syncs(); after < before+3 {
+	_, body := get(t, s.URL+"/metrics", "")
+	after, commits := metric(body, fsyncsLine), metric(body, commitsLine)
+	if after < before+3 {
 		t.Fatalf("custody_ledger_fsyncs_total went from %d to %d over 3 sequential transactions", before, after)
+	}
+	// Every successful fsync is a timed commit (none failed here).
+	if commits != after {
+		t.Fatalf("custody_ledger_commit_seconds_count %d, custody_ledger_fsyncs_total %d", commits, after)
+	}
+	if !strings.Contains(body, `custody_ledger_commit_seconds_bucket{le="+Inf"} `+strconv.Itoa(commits)) {
+		t.Fatalf("no +Inf bucket of %d commits in /metrics:\n%.3000s", commits, body)
 	}
 }
