@@ -110,10 +110,10 @@ type mode struct {
 	// all of them.
 	CommitBounds []float64
 	OpenCommits  []int64
-	OpenN               int64
-	HWMkB               int64
-	FirstErr            error
-	MaxLate             time.Duration
+	OpenN        int64
+	HWMkB        int64
+	FirstErr     error
+	MaxLate      time.Duration
 }
 
 // proxyReport is the outcome of the proxy benchmark.
