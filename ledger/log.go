@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -352,6 +353,9 @@ func (l *Log) durable(first uint64, leaves [][]byte) {
 	l.feed <- feedBatch{first: first, leaves: leaves}
 }
 
+// feedYield is how many leaves the feeder gives tessera between yields.
+const feedYield = 64
+
 // feedLoop adds durable leaves to tessera in index order, one round at a
 // time: everything journaled since the last round goes to tessera at
 // once, and the next round starts when tessera has integrated it. Under
@@ -384,6 +388,7 @@ func (l *Log) feedLoop(next uint64) {
 			}
 		}
 		var last feedFuture
+		added := 0
 		for _, b := range round {
 			for i, leaf := range b.leaves {
 				idx := b.first + uint64(i)
@@ -393,6 +398,12 @@ func (l *Log) feedLoop(next uint64) {
 				last = feedFuture{index: idx, future: l.tl.app.Add(l.tl.ctx, tessera.NewEntry(leaf))}
 				l.futures <- last
 				next = idx + 1
+				// A round of a quarter second's leaves is a millisecond or
+				// more of Adds: with one P, the requests waiting behind it
+				// get their turn every feedYield leaves.
+				if added++; added%feedYield == 0 {
+					runtime.Gosched()
+				}
 			}
 		}
 		if last.future == nil {
