@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -58,6 +59,8 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: mode %s %s: fsyncs not counted (saturation %d, open loop %d)", rep.Layout.Name, m.Key, m.Name, m.SatSyncs, m.OpenSyncs)
 			} else if durable && (m.commitQuantile(0.5) <= 0 || m.commitQuantile(0.99) < m.commitQuantile(0.5)) {
 				t.Errorf("%s: mode %s %s: journal commit times not read: p50 %s, p99 %s (%v)", rep.Layout.Name, m.Key, m.Name, m.commitQuantile(0.5), m.commitQuantile(0.99), m.OpenCommits)
+			} else if durable && (m.OpenSched <= 0 || m.OpenSchedSlow < 0 || m.SchedSlowBound <= 0 || m.SchedSlowBound > schedSlow) {
+				t.Errorf("%s: mode %s %s: scheduling waits not read: %d, %d over %g s", rep.Layout.Name, m.Key, m.Name, m.OpenSched, m.OpenSchedSlow, m.SchedSlowBound)
 			}
 		}
 		if j := rep.judged(); j == nil || j.Key != "F" {
@@ -86,7 +89,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("audit: no figure: %+v", res.Audit)
 	}
 	md := res.markdown()
-	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "waits for a processor", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -181,8 +184,8 @@ func TestBuildCustodyAt(t *testing.T) {
 // interpolated within the bucket that holds them.
 func TestCommitQuantile(t *testing.T) {
 	m := &mode{}
-	before := journal{bounds: []float64{0.001, 0.002, 0.004}, cumulative: []int64{5, 5, 5}, count: 5}
-	after := journal{bounds: before.bounds, cumulative: []int64{5, 15, 19}, count: 20}
+	before := journal{commits: histogram{bounds: []float64{0.001, 0.002, 0.004}, cumulative: []int64{5, 5, 5}, count: 5}}
+	after := journal{commits: histogram{bounds: before.commits.bounds, cumulative: []int64{5, 15, 19}, count: 20}}
 	m.addCommits(before, after) // 10 commits in (1, 2] ms, 4 in (2, 4], 1 past 4
 	for _, c := range []struct {
 		q    float64
@@ -194,5 +197,29 @@ func TestCommitQuantile(t *testing.T) {
 	}
 	if got := (&mode{}).commitQuantile(0.5); got != 0 {
 		t.Errorf("no histogram: %s, want 0", got)
+	}
+}
+
+// TestScrapeSched: the runtime's scheduling latencies are read from a
+// scrape, and the waits over schedSlow counted from its buckets.
+func TestScrapeSched(t *testing.T) {
+	scrape := func(slow int) []byte {
+		return fmt.Appendf(nil, "go_sched_latencies_seconds_bucket{le=\"8.191999999999999e-05\"} 90\n"+
+			"go_sched_latencies_seconds_bucket{le=\"0.0009175039999999999\"} 97\n"+
+			"go_sched_latencies_seconds_bucket{le=\"0.010485759999999998\"} %d\n"+
+			"go_sched_latencies_seconds_bucket{le=\"+Inf\"} %d\n", 97+slow, 97+slow)
+	}
+	var js [2]journal
+	for i, slow := range []int{0, 4} {
+		h, err := scrapeHistogram(scrape(slow), schedBucketLine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js[i] = journal{sched: h}
+	}
+	m := &mode{}
+	m.addSched(js[0], js[1])
+	if m.OpenSched != 4 || m.OpenSchedSlow != 4 || m.SchedSlowBound != 0.0009175039999999999 {
+		t.Fatalf("waits %d, over %g s %d; want 4, 4 over 0.000917504", m.OpenSched, m.SchedSlowBound, m.OpenSchedSlow)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -25,6 +24,7 @@ import (
 	"github.com/custody-gateway/custody/ledger"
 	"github.com/custody-gateway/custody/recorder"
 	"github.com/custody-gateway/custody/sim"
+	"github.com/custody-gateway/custody/telemetry"
 	"github.com/custody-gateway/custody/upstream"
 )
 
@@ -94,8 +94,15 @@ func runChild(ctx context.Context, role string) error {
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		if lg != nil {
-			// The lines custody serve's /metrics has, for the same reader.
-			mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { writeLedgerMetrics(w, lg) })
+			// The ledger's and the runtime's lines of custody serve's
+			// /metrics, for the same reader.
+			m := telemetry.NewMetrics(nil)
+			m.LedgerSyncs(lg.JournalSyncs)
+			m.LedgerCommits(ledger.CommitBounds, func() ([]uint64, uint64, time.Duration) {
+				c := lg.JournalCommitTimes()
+				return c.Cumulative, c.Count, c.Sum
+			})
+			mux.Handle("/metrics", m.Handler())
 		}
 		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go psrv.Serve(pln)
@@ -262,16 +269,4 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 		return nil, nil, nil, err
 	}
 	return gw, cleanup, lg, nil
-}
-
-// writeLedgerMetrics writes the journal's lines of custody serve's
-// /metrics (custody_ledger_fsyncs_total, custody_ledger_commit_seconds)
-// in Prometheus' text format.
-func writeLedgerMetrics(w io.Writer, l *ledger.Log) {
-	fmt.Fprintf(w, "custody_ledger_fsyncs_total %d\n", l.JournalSyncs())
-	c := l.JournalCommitTimes()
-	for i, b := range ledger.CommitBounds {
-		fmt.Fprintf(w, "custody_ledger_commit_seconds_bucket{le=\"%s\"} %d\n", strconv.FormatFloat(b.Seconds(), 'g', -1, 64), c.Cumulative[i])
-	}
-	fmt.Fprintf(w, "custody_ledger_commit_seconds_bucket{le=\"+Inf\"} %d\ncustody_ledger_commit_seconds_count %d\n", c.Count, c.Count)
 }

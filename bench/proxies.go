@@ -110,6 +110,11 @@ type mode struct {
 	// all of them.
 	CommitBounds []float64
 	OpenCommits  []int64
+	// The open loops' waits of runnable goroutines for a processor
+	// (go_sched_latencies_seconds): all of them, and those over
+	// SchedSlowBound seconds.
+	OpenSched, OpenSchedSlow int64
+	SchedSlowBound           float64
 	OpenN        int64
 	HWMkB        int64
 	FirstErr     error
@@ -403,6 +408,7 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	}
 	m.OpenSyncs += j1.syncs - j0.syncs
 	m.addCommits(j0, j1)
+	m.addSched(j0, j1)
 	m.OpenN += int64(len(o.Lat))
 	m.Lat = append(m.Lat, o.Lat...)
 	m.OpenErr += o.Errors
@@ -423,11 +429,18 @@ func (m *mode) keepErr(err error) {
 	}
 }
 
-// journal is what a durable mode's /metrics says of its journal: the
-// group commits, and the histogram of their times (custody_ledger_commit_seconds;
-// nil from a custody that has none).
+// journal is what a durable mode's /metrics says: its journal's group
+// commits and the histogram of their times (custody_ledger_commit_seconds),
+// and the runtime's scheduling latencies (go_sched_latencies_seconds).
+// A histogram a custody does not export is empty.
 type journal struct {
-	syncs      int64
+	syncs   int64
+	commits histogram
+	sched   histogram
+}
+
+// histogram is a Prometheus histogram as scraped.
+type histogram struct {
 	bounds     []float64 // seconds, ascending, without +Inf
 	cumulative []int64   // at each bound
 	count      int64
@@ -456,17 +469,11 @@ func (m *mode) journal() (journal, error) {
 		return journal{}, err
 	}
 	j := journal{syncs: int64(f)}
-	for _, mm := range commitBucketLine.FindAllSubmatch(b, -1) {
-		n, _ := strconv.ParseFloat(string(mm[2]), 64)
-		if string(mm[1]) == "+Inf" {
-			j.count = int64(n)
-			continue
-		}
-		le, err := strconv.ParseFloat(string(mm[1]), 64)
-		if err != nil {
-			return journal{}, fmt.Errorf("%s: bucket %q: %w", m.Name, mm[1], err)
-		}
-		j.bounds, j.cumulative = append(j.bounds, le), append(j.cumulative, int64(n))
+	if j.commits, err = scrapeHistogram(b, commitBucketLine); err != nil {
+		return journal{}, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	if j.sched, err = scrapeHistogram(b, schedBucketLine); err != nil {
+		return journal{}, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return j, nil
 }
@@ -474,20 +481,74 @@ func (m *mode) journal() (journal, error) {
 var (
 	syncsLine        = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total ([0-9.e+]+)$`)
 	commitBucketLine = regexp.MustCompile(`(?m)^custody_ledger_commit_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
+	schedBucketLine  = regexp.MustCompile(`(?m)^go_sched_latencies_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
 )
+
+// scrapeHistogram reads the buckets that line matches (le, count) out of
+// a scrape, in the order written (ascending).
+func scrapeHistogram(body []byte, line *regexp.Regexp) (histogram, error) {
+	var h histogram
+	for _, mm := range line.FindAllSubmatch(body, -1) {
+		n, _ := strconv.ParseFloat(string(mm[2]), 64)
+		if string(mm[1]) == "+Inf" {
+			h.count = int64(n)
+			continue
+		}
+		le, err := strconv.ParseFloat(string(mm[1]), 64)
+		if err != nil {
+			return histogram{}, fmt.Errorf("bucket %q: %w", mm[1], err)
+		}
+		h.bounds, h.cumulative = append(h.bounds, le), append(h.cumulative, int64(n))
+	}
+	return h, nil
+}
+
+// over is how many of h's observations exceed limit seconds, as far as
+// its buckets tell: those past the greatest bound at or under limit.
+func (h histogram) over(limit float64) int64 {
+	at := int64(0)
+	for i, le := range h.bounds {
+		if le > limit {
+			break
+		}
+		at = h.cumulative[i]
+	}
+	return h.count - at
+}
+
+// addSched adds the scheduling waits between two readings to the open
+// loop's: all of them, and those over schedSlow.
+func (m *mode) addSched(before, after journal) {
+	if len(after.sched.bounds) == 0 || len(before.sched.bounds) != len(after.sched.bounds) {
+		return
+	}
+	m.OpenSched += after.sched.count - before.sched.count
+	m.OpenSchedSlow += after.sched.over(schedSlow) - before.sched.over(schedSlow)
+	m.SchedSlowBound = schedSlow
+	for _, le := range after.sched.bounds {
+		if le <= schedSlow {
+			m.SchedSlowBound = le
+		}
+	}
+}
+
+// schedSlow is the wait for a processor counted as slow: about a
+// millisecond (the runtime's buckets there are 0.92 ms and 10.5 ms).
+const schedSlow = 0.001
 
 // addCommits adds the commits between two readings to the open loop's.
 func (m *mode) addCommits(before, after journal) {
-	if len(after.bounds) == 0 || len(before.bounds) != len(after.bounds) {
+	b, a := before.commits, after.commits
+	if len(a.bounds) == 0 || len(b.bounds) != len(a.bounds) {
 		return
 	}
 	if m.OpenCommits == nil {
-		m.CommitBounds, m.OpenCommits = after.bounds, make([]int64, len(after.bounds)+1)
+		m.CommitBounds, m.OpenCommits = a.bounds, make([]int64, len(a.bounds)+1)
 	}
-	for i := range after.bounds {
-		m.OpenCommits[i] += after.cumulative[i] - before.cumulative[i]
+	for i := range a.bounds {
+		m.OpenCommits[i] += a.cumulative[i] - b.cumulative[i]
 	}
-	m.OpenCommits[len(after.bounds)] += after.count - before.count
+	m.OpenCommits[len(a.bounds)] += a.count - b.count
 }
 
 // commitQuantile is the q-quantile of the open loops' group-commit

@@ -136,9 +136,9 @@ func (r *results) proxyMarkdown(b *strings.Builder, p *proxyReport) {
 		fmt.Fprintf(b, " **The open-loop rate was lowered from %.0f to %.0f req/s** because the slowest mode saturated at %.0f req/s in calibration (under 1.5× %.0f).",
 			pp.Rate, p.Rate, p.CalibRPS, pp.Rate)
 	}
-	b.WriteString("\n\n| mode | saturated req/s | p50 | p90 | p99 | p99.9 | stream TTFB p50 | proxy CPU/req | proxy run-queue wait ÷ wall time | sim CPU/req | proxy RSS at saturation (peak of the run) | fsyncs/s saturated (leaves each) | fsyncs/s at the open-loop rate | journal commit p50 / p99 at the open-loop rate | errors |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n\n| mode | saturated req/s | p50 | p90 | p99 | p99.9 | stream TTFB p50 | proxy CPU/req | proxy run-queue wait ÷ wall time | sim CPU/req | proxy RSS at saturation (peak of the run) | fsyncs/s saturated (leaves each) | fsyncs/s at the open-loop rate | journal commit p50 / p99 at the open-loop rate | waits for a processor over ~1 ms per 1,000 requests at the open-loop rate | errors |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range p.Modes {
-		cpu, wait, rss, satSync, openSync, commit := "—", "—", "—", "—", "—", "—"
+		cpu, wait, rss, satSync, openSync, commit, sched := "—", "—", "—", "—", "—", "—", "—"
 		if m.proc != nil {
 			cpu, rss = us(m.cpuPerReq()), fmt.Sprintf("%.1f MB (%.1f MB)", float64(m.SatRSSkB)/1024, float64(m.HWMkB)/1024)
 			wait = fmt.Sprintf("%.0f %%", 100*m.Wait.Seconds()/m.SatTime.Seconds())
@@ -150,13 +150,16 @@ func (r *results) proxyMarkdown(b *strings.Builder, p *proxyReport) {
 		if m.commitQuantile(0.5) > 0 {
 			commit = ms(m.commitQuantile(0.5)) + " / " + ms(m.commitQuantile(0.99))
 		}
+		if m.OpenSched > 0 && m.OpenN > 0 {
+			sched = fmt.Sprintf("%.1f", 1000*float64(m.OpenSchedSlow)/float64(m.OpenN))
+		}
 		errs := fmt.Sprint(m.SatErr + m.OpenErr)
 		if m.FirstErr != nil {
 			errs += fmt.Sprintf(" (first: %v)", m.FirstErr)
 		}
-		fmt.Fprintf(b, "| %s %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Key, m.Name, m.rps(),
+		fmt.Fprintf(b, "| %s %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Key, m.Name, m.rps(),
 			ms(pct(m.Lat, 0.5)), ms(pct(m.Lat, 0.9)), ms(pct(m.Lat, 0.99)), ms(pct(m.Lat, 0.999)), ms(pct(m.TTFB, 0.5)),
-			cpu, wait, us(m.simCPUPerReq()), rss, satSync, openSync, commit, errs)
+			cpu, wait, us(m.simCPUPerReq()), rss, satSync, openSync, commit, sched, errs)
 	}
 	a := p.mode("A")
 	added := func(m *mode, q float64) time.Duration { return pct(m.Lat, q) - pct(a.Lat, q) }

@@ -6,6 +6,7 @@ package telemetry
 
 import (
 	"net/http"
+	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +65,11 @@ func NewMetrics(models []string) *Metrics {
 		Help: "Upstream call time until its answer ended.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"provider"})
 	for _, c := range []prometheus.Collector{m.requests, m.endpoints, m.checkFailures, m.fallbacks, m.pathChanges, m.canaryStatus,
 		m.evalPassRatio, m.ledgerLeaves, m.requestDuration, m.upstreamDur,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		// The runtime's scheduling latencies besides the defaults: how long
+		// runnable goroutines waited for a processor, which is where a
+		// gateway short of CPU (one core, GOMAXPROCS=1) shows first.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: schedLatencies})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}
 	return m
@@ -128,6 +133,9 @@ func (m *Metrics) LedgerSyncs(syncs func() uint64) {
 		Help: "Group commits of the ledger's journal: one fdatasync each, shared by every leaf of the group."},
 		func() float64 { return float64(syncs()) }))
 }
+
+// schedLatencies selects go_sched_latencies_seconds from runtime/metrics.
+var schedLatencies = regexp.MustCompile(`^/sched/latencies:seconds$`)
 
 // LedgerCommits exports the ledger's histogram of journal group-commit
 // times (ledger.Log.JournalCommitTimes) as custody_ledger_commit_seconds:
