@@ -115,6 +115,9 @@ type mode struct {
 	// SchedSlowBound seconds.
 	OpenSched, OpenSchedSlow int64
 	SchedSlowBound           float64
+	// olderMetrics: the /metrics of a custody built at another ref (G),
+	// which may lack the lines read here.
+	olderMetrics bool
 	OpenN        int64
 	HWMkB        int64
 	FirstErr     error
@@ -238,7 +241,9 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 			return nil, err
 		}
 		if m.Key == "G" {
-			m.proc.Syncs, m.proc.PProf = "", ""
+			// Its /metrics is read for what it has: an older custody may
+			// lack the journal's lines.
+			m.proc.PProf, m.olderMetrics = "", true
 		}
 		children = append(children, m.proc)
 		m.load = newLoader(m.proc.URL)
@@ -461,6 +466,9 @@ func (m *mode) journal() (journal, error) {
 		return journal{}, err
 	}
 	mm := syncsLine.FindSubmatch(b)
+	if mm == nil && m.olderMetrics {
+		return journal{}, nil
+	}
 	if mm == nil {
 		return journal{}, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
 	}

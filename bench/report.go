@@ -143,7 +143,7 @@ func (r *results) proxyMarkdown(b *strings.Builder, p *proxyReport) {
 			cpu, rss = us(m.cpuPerReq()), fmt.Sprintf("%.1f MB (%.1f MB)", float64(m.SatRSSkB)/1024, float64(m.HWMkB)/1024)
 			wait = fmt.Sprintf("%.0f %%", 100*m.Wait.Seconds()/m.SatTime.Seconds())
 		}
-		if m.proc != nil && m.proc.Syncs != "" {
+		if m.proc != nil && m.proc.Syncs != "" && m.SatSyncs > 0 {
 			satSync = fmt.Sprintf("%.0f (%.1f)", m.satSyncsPerSec(), float64(m.SatN)/math.Max(1, float64(m.SatSyncs)))
 			openSync = fmt.Sprintf("%.0f", m.openSyncsPerSec())
 		}
