@@ -184,8 +184,8 @@ func TestBuildCustodyAt(t *testing.T) {
 // interpolated within the bucket that holds them.
 func TestCommitQuantile(t *testing.T) {
 	m := &mode{}
-	before := journal{commits: histogram{bounds: []float64{0.001, 0.002, 0.004}, cumulative: []int64{5, 5, 5}, count: 5}}
-	after := journal{commits: histogram{bounds: before.commits.bounds, cumulative: []int64{5, 15, 19}, count: 20}}
+	before := scrape{commits: histogram{bounds: []float64{0.001, 0.002, 0.004}, cumulative: []int64{5, 5, 5}, count: 5}}
+	after := scrape{commits: histogram{bounds: before.commits.bounds, cumulative: []int64{5, 15, 19}, count: 20}}
 	m.addCommits(before, after) // 10 commits in (1, 2] ms, 4 in (2, 4], 1 past 4
 	for _, c := range []struct {
 		q    float64
@@ -203,19 +203,19 @@ func TestCommitQuantile(t *testing.T) {
 // TestScrapeSched: the runtime's scheduling latencies are read from a
 // scrape, and the waits over schedSlow counted from its buckets.
 func TestScrapeSched(t *testing.T) {
-	scrape := func(slow int) []byte {
+	body := func(slow int) []byte {
 		return fmt.Appendf(nil, "go_sched_latencies_seconds_bucket{le=\"8.191999999999999e-05\"} 90\n"+
 			"go_sched_latencies_seconds_bucket{le=\"0.0009175039999999999\"} 97\n"+
 			"go_sched_latencies_seconds_bucket{le=\"0.010485759999999998\"} %d\n"+
 			"go_sched_latencies_seconds_bucket{le=\"+Inf\"} %d\n", 97+slow, 97+slow)
 	}
-	var js [2]journal
+	var js [2]scrape
 	for i, slow := range []int{0, 4} {
-		h, err := scrapeHistogram(scrape(slow), schedBucketLine)
+		h, err := scrapeHistogram(body(slow), schedBucketLine)
 		if err != nil {
 			t.Fatal(err)
 		}
-		js[i] = journal{sched: h}
+		js[i] = scrape{sched: h}
 	}
 	m := &mode{}
 	m.addSched(js[0], js[1])

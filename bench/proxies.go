@@ -361,7 +361,7 @@ const settle = 250 * time.Millisecond
 // measure runs one round of a mode: saturation, open-loop latency,
 // open-loop streaming.
 func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *child) error {
-	j0, err := m.journal()
+	j0, err := m.scrape()
 	if err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	if err != nil {
 		return err
 	}
-	j1, err := m.journal()
+	j1, err := m.scrape()
 	if err != nil {
 		return err
 	}
@@ -402,13 +402,13 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	// A moment for what saturation left behind (queues, garbage) to
 	// settle, alike for every mode.
 	time.Sleep(settle)
-	if j0, err = m.journal(); err != nil {
+	if j0, err = m.scrape(); err != nil {
 		return err
 	}
 	openStart := time.Now()
 	o := m.load.openLoop(ctx, rate, p.OpenN, false)
 	m.OpenTime += time.Since(openStart)
-	if j1, err = m.journal(); err != nil {
+	if j1, err = m.scrape(); err != nil {
 		return err
 	}
 	m.OpenSyncs += j1.syncs - j0.syncs
@@ -434,11 +434,11 @@ func (m *mode) keepErr(err error) {
 	}
 }
 
-// journal is what a durable mode's /metrics says: its journal's group
+// scrape is what a durable mode's /metrics says: its journal's group
 // commits and the histogram of their times (custody_ledger_commit_seconds),
 // and the runtime's scheduling latencies (go_sched_latencies_seconds).
 // A histogram a custody does not export is empty.
-type journal struct {
+type scrape struct {
 	syncs   int64
 	commits histogram
 	sched   histogram
@@ -451,37 +451,37 @@ type histogram struct {
 	count      int64
 }
 
-// journal reads it (the zero journal for modes that have none).
-func (m *mode) journal() (journal, error) {
+// scrape reads it (the zero scrape for modes that have none).
+func (m *mode) scrape() (scrape, error) {
 	if m.proc == nil || m.proc.Syncs == "" {
-		return journal{}, nil
+		return scrape{}, nil
 	}
 	resp, err := http.Get(m.proc.Syncs)
 	if err != nil {
-		return journal{}, fmt.Errorf("reading %s's fsync count: %w", m.Name, err)
+		return scrape{}, fmt.Errorf("reading %s's /metrics: %w", m.Name, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return journal{}, err
+		return scrape{}, err
 	}
 	mm := syncsLine.FindSubmatch(b)
 	if mm == nil && m.olderMetrics {
-		return journal{}, nil
+		return scrape{}, nil
 	}
 	if mm == nil {
-		return journal{}, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
+		return scrape{}, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
 	}
 	f, err := strconv.ParseFloat(string(mm[1]), 64)
 	if err != nil {
-		return journal{}, err
+		return scrape{}, err
 	}
-	j := journal{syncs: int64(f)}
+	j := scrape{syncs: int64(f)}
 	if j.commits, err = scrapeHistogram(b, commitBucketLine); err != nil {
-		return journal{}, fmt.Errorf("%s: %w", m.Name, err)
+		return scrape{}, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	if j.sched, err = scrapeHistogram(b, schedBucketLine); err != nil {
-		return journal{}, fmt.Errorf("%s: %w", m.Name, err)
+		return scrape{}, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return j, nil
 }
@@ -526,7 +526,7 @@ func (h histogram) over(limit float64) int64 {
 
 // addSched adds the scheduling waits between two readings to the open
 // loop's: all of them, and those over schedSlow.
-func (m *mode) addSched(before, after journal) {
+func (m *mode) addSched(before, after scrape) {
 	if len(after.sched.bounds) == 0 || len(before.sched.bounds) != len(after.sched.bounds) {
 		return
 	}
@@ -545,7 +545,7 @@ func (m *mode) addSched(before, after journal) {
 const schedSlow = 0.001
 
 // addCommits adds the commits between two readings to the open loop's.
-func (m *mode) addCommits(before, after journal) {
+func (m *mode) addCommits(before, after scrape) {
 	b, a := before.commits, after.commits
 	if len(a.bounds) == 0 || len(b.bounds) != len(a.bounds) {
 		return
