@@ -154,14 +154,7 @@ type messagesStreamBridge struct {
 }
 
 func (b *messagesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
-	var out []byte
-	var err error
-	if ev.Chunk != nil {
-		out, err = b.t.Translate(ev.Chunk)
-	} else {
-		out, err = b.t.Chunk(sseData(raw))
-	}
-	return bytes.Clone(out), err
+	return translateChunk(&b.t, raw, ev)
 }
 
 func (b *messagesStreamBridge) End() []byte {

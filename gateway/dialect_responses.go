@@ -170,24 +170,16 @@ type responsesStreamBridge struct {
 }
 
 func (b *responsesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
-	data := sseData(raw)
 	if b.t == nil {
 		created := int64(0)
 		if ev.Chunk != nil {
 			created = ev.Chunk.Created
 		} else {
-			created = chatCreated(data)
+			created = chatCreated(sseData(raw))
 		}
 		b.t = b.req.NewStreamTranslator(created)
 	}
-	var out []byte
-	var err error
-	if ev.Chunk != nil {
-		out, err = b.t.Translate(ev.Chunk)
-	} else {
-		out, err = b.t.Chunk(data)
-	}
-	return bytes.Clone(out), err
+	return translateChunk(b.t, raw, ev)
 }
 
 func (b *responsesStreamBridge) End() []byte {

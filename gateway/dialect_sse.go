@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/custody-gateway/custody/openai"
 )
 
 // Helpers the event-stream dialects (Messages, Responses) share.
@@ -25,6 +27,27 @@ func sseData(raw []byte) []byte {
 		n++
 	}
 	return out
+}
+
+// chatTranslator is what the Messages and Responses stream translators
+// have in common: a chat chunk in, the dialect's events out.
+type chatTranslator interface {
+	Chunk(data []byte) ([]byte, error)
+	Translate(c *openai.Response) ([]byte, error)
+}
+
+// translateChunk translates one chat event: the chunk the chat checks
+// decoded (ev.Chunk) when there is one, else the event's data. The
+// translators reuse their output buffer, so the bytes are copied.
+func translateChunk(t chatTranslator, raw []byte, ev *Event) ([]byte, error) {
+	var out []byte
+	var err error
+	if ev.Chunk != nil {
+		out, err = t.Translate(ev.Chunk)
+	} else {
+		out, err = t.Chunk(sseData(raw))
+	}
+	return bytes.Clone(out), err
 }
 
 // eventType is the "type" member of an event's data.
