@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/openai/openaitest"
 )
 
 func jsonEqual(t *testing.T, got []byte, want string) {
@@ -166,34 +166,5 @@ func BenchmarkStreamTranslator(b *testing.B) {
 		chunks = append(chunks, []byte(fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":" word%d"},"finish_reason":null}]}`, i)))
 	}
 	chunks = append(chunks, []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"sim-1","system_fingerprint":"fp","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":48}}`))
-	// raw: each chunk decoded by the translator; checked: the chunks as the
-	// chat checks decoded them (Translate), as the gateway's bridge runs.
-	decoded := make([]openai.Response, len(chunks))
-	for i, c := range chunks {
-		if err := decoded[i].Decode(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, mode := range []string{"raw", "checked"} {
-		b.Run(mode, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var t StreamTranslator
-				for i, c := range chunks {
-					var err error
-					if mode == "raw" {
-						_, err = t.Chunk(c)
-					} else {
-						_, err = t.Translate(&decoded[i])
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if _, err := t.End(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	openaitest.BenchmarkStreamTranslator(b, chunks, func() openaitest.StreamTranslator { return new(StreamTranslator) })
 }
