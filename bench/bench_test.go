@@ -63,6 +63,9 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: mode %s %s: scheduling waits not read: %d, %d over %g s", rep.Layout.Name, m.Key, m.Name, m.OpenSched, m.OpenSchedSlow, m.SchedSlowBound)
 			}
 		}
+		if j := rep.judged(); j != nil && len(rep.Disk) != int(j.OpenSyncs) {
+			t.Errorf("%s: %d disk probes, want one per open-loop commit of %s (%d)", rep.Layout.Name, len(rep.Disk), j.Key, j.OpenSyncs)
+		}
 		if j := rep.judged(); j == nil || j.Key != "F" {
 			t.Errorf("%s: targets judged on %v, want F (custody serve)", rep.Layout.Name, j)
 		}
@@ -89,7 +92,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("audit: no figure: %+v", res.Audit)
 	}
 	md := res.markdown()
-	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "waits for a processor", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "waits for a processor", "The disk alone", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -32,10 +32,10 @@ import (
 // variables, so that the same binary works under `go run` and as a test
 // binary (whose flags belong to the testing package).
 const (
-	roleEnv     = "CUSTODY_BENCH_ROLE"     // sim, bare or custody
+	roleEnv     = "CUSTODY_BENCH_ROLE"     // sim, bare, custody or disk
 	upstreamEnv = "CUSTODY_BENCH_UPSTREAM" // the simulator's base URL (…/v1)
 	modeEnv     = "CUSTODY_BENCH_MODE"     // custody: nochecks, checks or durable
-	dirEnv      = "CUSTODY_BENCH_DIR"      // custody: its data directory
+	dirEnv      = "CUSTODY_BENCH_DIR"      // custody: its data directory; disk: where it probes
 )
 
 // benchKey is the tenant's API key in the custody children.
@@ -64,6 +64,8 @@ func runChild(ctx context.Context, role string) error {
 		h, err = bareProxy(os.Getenv(upstreamEnv))
 	case "custody":
 		h, cleanup, lg, err = custodyHandler(ctx, os.Getenv(modeEnv), os.Getenv(upstreamEnv), os.Getenv(dirEnv))
+	case "disk":
+		h = diskHandler(os.Getenv(dirEnv))
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}

@@ -131,7 +131,12 @@ type proxyReport struct {
 	Rate        float64 // the open-loop rate used
 	RateLowered bool
 	CalibRPS    float64 // the lowest saturation seen in calibration
-	Params      proxyParams
+	// Disk is each write and fdatasync of the disk probe, run after each
+	// round at the judged mode's open-loop commit rate, as many times as
+	// it committed; DiskTime is the open-loop time those commits took.
+	Disk     []time.Duration
+	DiskTime time.Duration
+	Params   proxyParams
 }
 
 func (m *mode) rps() float64 {
@@ -189,6 +194,17 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		return nil, err
 	}
 	children = append(children, simc)
+	// The disk probe, on the targets' CPUs like them, idle until a round
+	// ends.
+	if err := os.Mkdir(diskDir(logDir), 0o700); err != nil {
+		return nil, err
+	}
+	diskc, err := startChild(childSpec{name: "disk", role: "disk", logDir: logDir, cpus: lay.TargetCPUs,
+		env: []string{dirEnv + "=" + diskDir(logDir)}})
+	if err != nil {
+		return nil, err
+	}
+	children = append(children, diskc)
 	simURL := simc.URL + "/v1"
 	up := upstreamEnv + "=" + simURL
 	var target []string
@@ -278,6 +294,12 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		rep.Params = p
 	}
 	for round := range p.Rounds {
+		judged := rep.judged()
+		var syncs0 int64
+		var open0 time.Duration
+		if judged != nil {
+			syncs0, open0 = judged.OpenSyncs, judged.OpenTime
+		}
 		for _, m := range modes {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -290,6 +312,18 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 			if m.FirstErr != nil {
 				fmt.Fprintf(p.Log, "  first error: %v\n", m.FirstErr)
 			}
+		}
+		// The disk alone, as often and as fast as the judged mode's
+		// journal synced in this round's open loop.
+		if judged != nil && judged.OpenSyncs > syncs0 {
+			n, d := judged.OpenSyncs-syncs0, judged.OpenTime-open0
+			lat, err := probeDisk(ctx, diskc, float64(n)/d.Seconds(), int(n))
+			if err != nil {
+				return nil, err
+			}
+			rep.Disk = append(rep.Disk, lat...)
+			rep.DiskTime += d
+			fmt.Fprintf(p.Log, "%s: round %d disk alone: %d syncs at %.0f/s  p50 %v\n", lay.Name, round+1, n, float64(n)/d.Seconds(), pct(lat, 0.5))
 		}
 	}
 	for _, m := range modes {
