@@ -77,6 +77,14 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("one-core: mode %s used %v of CPU in %v of saturation: not pinned", m.Key, m.CPU, m.SatTime)
 		}
 	}
+	if len(res.Disk) != len(diskRates) {
+		t.Errorf("disk: %d rates swept, want %d", len(res.Disk), len(diskRates))
+	}
+	for _, p := range res.Disk {
+		if p.N <= 0 || p.P50 <= 0 || p.P99 < p.P50 {
+			t.Errorf("disk at %g/s: no figures: %+v", p.Rate, p)
+		}
+	}
 	if len(res.Tokens) != len(encodings) {
 		t.Errorf("tokens: %d results, want %d", len(res.Tokens), len(encodings))
 	}
@@ -92,7 +100,7 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("audit: no figure: %+v", res.Audit)
 	}
 	md := res.markdown()
-	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "waits for a processor", "The disk alone", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
+	for _, want := range []string{"A direct", "E durable", "F serve", "one-core", "two-core", "fsyncs/s", "journal commit p50", "waits for a processor", "The disk alone", "#### The disk", "o200k_base", "durable leaves/s", "audit of 2000 leaves"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

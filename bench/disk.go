@@ -150,3 +150,36 @@ func probeDisk(ctx context.Context, c *child, rate float64, n int) ([]time.Durat
 // diskDir is the disk child's directory: beside the modes' data
 // directories, on the same filesystem.
 func diskDir(logDir string) string { return filepath.Join(logDir, "disk") }
+
+// diskRates are the rates of the disk sweep (-skip disk), around the
+// open-loop rate's commits: a sync's cost depends on how often they
+// come.
+var diskRates = []float64{250, 500, 1000, 2000, 4000}
+
+// diskPoint is the sweep at one rate.
+type diskPoint struct {
+	Rate          float64
+	N             int
+	P50, P90, P99 time.Duration
+}
+
+// runDiskSweep runs the probe at each of diskRates for d, in a
+// directory of the system's temporary one (the filesystem the proxy
+// benchmark's modes keep their data on).
+func runDiskSweep(ctx context.Context, d time.Duration) ([]diskPoint, error) {
+	dir, err := os.MkdirTemp("", "custody-bench-disk-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var pts []diskPoint
+	for _, r := range diskRates {
+		n := max(1, int(r*d.Seconds()))
+		lat, err := diskProbe(ctx, dir, r, n, diskProbeBytes)
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, diskPoint{Rate: r, N: n, P50: pct(lat, 0.5), P90: pct(lat, 0.9), P99: pct(lat, 0.99)})
+	}
+	return pts, nil
+}

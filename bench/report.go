@@ -77,6 +77,15 @@ func (r *results) markdown() string {
 	for _, p := range r.Proxy {
 		r.proxyMarkdown(&b, p)
 	}
+	if len(r.Disk) > 0 {
+		b.WriteString("#### The disk\n\n")
+		fmt.Fprintf(&b, "One write of %d bytes and one fdatasync of a preallocated file in the system's temporary directory, paced (nothing else running), %v at each rate: what a journal commit costs on this machine when commits come that often.\n\n", diskProbeBytes, r.Opts.DiskDur)
+		b.WriteString("| syncs/s | syncs | p50 | p90 | p99 |\n|---|---|---|---|---|\n")
+		for _, p := range r.Disk {
+			fmt.Fprintf(&b, "| %.0f | %d | %s | %s | %s |\n", p.Rate, p.N, ms(p.P50), ms(p.P90), ms(p.P99))
+		}
+		b.WriteString("\n")
+	}
 	if len(r.Tokens) > 0 {
 		b.WriteString("#### Token counting (one core each, same documents)\n\n")
 		fmt.Fprintf(&b, "Corpus: the repository's .go and .md files, %d bytes, counted file by file.\n\n", r.Tokens[0].Bytes)

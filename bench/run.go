@@ -30,6 +30,7 @@ type options struct {
 	LedgerDur  time.Duration
 	Appenders  int
 	AuditN     int
+	DiskDur    time.Duration
 	Skip       map[string]bool
 	RepoRoot   string
 	ProfileArg string
@@ -62,8 +63,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.LedgerDur, "ledger-time", 5*time.Second, "time of the ledger append benchmark")
 	fs.IntVar(&o.Appenders, "appenders", 64, "concurrent ledger appenders")
 	fs.IntVar(&o.AuditN, "audit-leaves", 1_000_000, "leaves in the audited log")
+	fs.DurationVar(&o.DiskDur, "disk-time", 2*time.Second, "time of the disk sweep at each rate")
 	keep := fs.Bool("keep", false, "keep the child processes' logs and data directories (printed)")
-	skip := fs.String("skip", "", "comma-separated benchmarks to skip: proxies, tokens, ledger, audit")
+	skip := fs.String("skip", "", "comma-separated benchmarks to skip: proxies, disk, tokens, ledger, audit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -121,6 +123,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		short("token-time", func() { o.TokenDur, o.TokenMax = 100*time.Millisecond, 64<<10 })
 		short("ledger-time", func() { o.LedgerDur = 500 * time.Millisecond })
 		short("audit-leaves", func() { o.AuditN = 20_000 })
+		short("disk-time", func() { o.DiskDur = 20 * time.Millisecond })
 	}
 	if o.Proxy.Rounds < 1 || o.Proxy.Conc < 1 || o.Proxy.Rate <= 0 {
 		return nil, errors.New("-rounds, -conc and -rate must be positive")
@@ -219,6 +222,7 @@ type results struct {
 	Machine machine
 	Opts    *options
 	Proxy   []*proxyReport // one per layout
+	Disk    []diskPoint
 	Tokens  []tokenResult
 	Ledger  *ledgerResult
 	Audit   *ledgerResult
@@ -280,6 +284,16 @@ func measure(ctx context.Context, o *options, log io.Writer) (*results, error) {
 			}
 			res.Proxy = append(res.Proxy, rep)
 		}
+	}
+	if !o.Skip["disk"] {
+		pts, err := runDiskSweep(ctx, o.DiskDur)
+		if err != nil {
+			return nil, fmt.Errorf("disk: %w", err)
+		}
+		for _, p := range pts {
+			fmt.Fprintf(log, "disk: %.0f syncs/s  p50 %v\n", p.Rate, p.P50)
+		}
+		res.Disk = pts
 	}
 	if !o.Skip["tokens"] {
 		docs, size, err := corpus(o.RepoRoot, o.TokenMax)
