@@ -10,12 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/custody-gateway/custody/ledger"
 )
 
 // The disk alone: what one write and one fdatasync of a preallocated
-// file cost on the device under F's data directory, at the rate F's
-// journal committed in the open loop, measured by a process of its own on
-// the target's CPUs with nothing else running. F acknowledges a leaf only
+// file cost on the device under F's data directory (ledger.ProbeDisk, the
+// probe custody doctor runs too), at the rate F's journal committed in
+// the open loop, measured by a process of its own on the target's CPUs
+// with nothing else running. F acknowledges a leaf only
 // after its group commit, which is such a write and sync: this is the
 // floor of F's added latency that no change to custody moves, the
 // machine's share of it.
@@ -26,64 +29,6 @@ import (
 // record header 16). The size hardly matters: 1 KiB and 4 KiB writes
 // sync within 0.03 ms of each other here.
 const diskProbeBytes = 1360
-
-// diskProbeFile bounds the probe's file; its writes wrap around in it.
-const diskProbeFile = 8 << 20
-
-// diskProbe writes size bytes at the next offset of a zero-filled,
-// synced file in dir and fdatasyncs it, n times at rate per second
-// (on a fixed schedule; a sync that overruns its slot delays the next,
-// none is skipped), and returns each write and sync's time. The file is
-// removed afterwards.
-func diskProbe(ctx context.Context, dir string, rate float64, n, size int) ([]time.Duration, error) {
-	if rate <= 0 || n <= 0 || size <= 0 || size > diskProbeFile {
-		return nil, fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, diskProbeFile)
-	}
-	f, err := os.CreateTemp(dir, "disk-probe-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	// Zero-filled and synced first, as the journal's segments are: the
-	// syncs that follow flush data only, no block allocation.
-	if _, err := f.Write(make([]byte, diskProbeFile)); err != nil {
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	rec := make([]byte, size)
-	for i := range rec {
-		rec[i] = byte(i)
-	}
-	lat := make([]time.Duration, 0, n)
-	every := time.Duration(float64(time.Second) / rate)
-	next := time.Now()
-	var off int64
-	for range n {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if d := time.Until(next); d > 0 {
-			time.Sleep(d)
-		}
-		next = next.Add(every)
-		if off+int64(size) > diskProbeFile {
-			off = 0
-		}
-		began := time.Now()
-		if _, err := f.WriteAt(rec, off); err != nil {
-			return nil, err
-		}
-		if err := datasync(f); err != nil {
-			return nil, err
-		}
-		lat = append(lat, time.Since(began))
-		off += int64(size)
-	}
-	return lat, nil
-}
 
 // diskHandler serves the probe to the parent: GET
 // /fdatasync?rate=R&n=N&bytes=B runs it in dir and answers each time in
@@ -99,7 +44,7 @@ func diskHandler(dir string) http.Handler {
 			http.Error(w, "want rate, n and bytes, numbers", http.StatusBadRequest)
 			return
 		}
-		lat, err := diskProbe(r.Context(), dir, rate, n, size)
+		lat, err := ledger.ProbeDisk(r.Context(), dir, rate, n, size)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -175,7 +120,7 @@ func runDiskSweep(ctx context.Context, d time.Duration) ([]diskPoint, error) {
 	var pts []diskPoint
 	for _, r := range diskRates {
 		n := max(1, int(r*d.Seconds()))
-		lat, err := diskProbe(ctx, dir, r, n, diskProbeBytes)
+		lat, err := ledger.ProbeDisk(ctx, dir, r, n, diskProbeBytes)
 		if err != nil {
 			return nil, err
 		}

@@ -4,39 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
-	"time"
 )
-
-// TestDiskProbe: the probe keeps its schedule, times every sync, and
-// leaves nothing behind.
-func TestDiskProbe(t *testing.T) {
-	dir := t.TempDir()
-	const n, rate = 40, 400.0
-	began := time.Now()
-	lat, err := diskProbe(context.Background(), dir, rate, n, diskProbeBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took, want := time.Since(began), time.Duration(float64(n-1)/rate*float64(time.Second)); took < want {
-		t.Errorf("%d syncs at %g/s took %v, under the schedule's %v", n, rate, took, want)
-	}
-	if len(lat) != n {
-		t.Fatalf("%d times, want %d", len(lat), n)
-	}
-	for i, d := range lat {
-		if d <= 0 {
-			t.Errorf("sync %d: %v", i, d)
-		}
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("the probe left %d files in its directory", len(left))
-	}
-	if _, err := diskProbe(context.Background(), dir, 0, n, diskProbeBytes); err == nil {
-		t.Error("a zero rate was taken")
-	}
-}
 
 // TestDiskHandler: the parent's reading of the child's answer, and a bad
 // query refused.

@@ -5,6 +5,8 @@
 // custody's prompt count equal the engine's on a few probe requests. A
 // mismatch found here is a false alarm (or a missed one) that would
 // otherwise be found in production; each finding says what to change.
+// Disk times the journal's commit on the disk under data_dir, which
+// every durable answer waits for.
 package doctor
 
 import (

@@ -13,7 +13,8 @@ import (
 )
 
 // runDoctor is `custody doctor [--config FILE] [--json]`: the config
-// checked against the live upstreams (package doctor), a table or JSON,
+// checked against the live upstreams and the disk under data_dir
+// (package doctor), a table or JSON,
 // exit 1 on any problem. Providers of kind sim are started as serve
 // starts them.
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -38,7 +39,9 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "custody doctor: %v\n", err)
 		return 1
 	}
-	findings := doctor.Run(ctx, cfg, clients)
+	// The disk first: serve cannot start without it, and every durable
+	// answer waits for it.
+	findings := append([]doctor.Finding{doctor.Disk(ctx, cfg.DataDir)}, doctor.Run(ctx, cfg, clients)...)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -48,7 +51,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if n := doctor.Problems(findings); n > 0 {
 		if !*asJSON {
-			fmt.Fprintf(stdout, "\n%d problem(s): custody would misjudge these upstreams until they are fixed.\n", n)
+			fmt.Fprintf(stdout, "\n%d problem(s): until they are fixed, custody would misjudge these upstreams or not run.\n", n)
 		}
 		return 1
 	}

@@ -68,7 +68,8 @@ func TestDoctor(t *testing.T) {
 		exit         int
 		want         []string // in the output
 	}{
-		{"defaults", "", 0, []string{"accounting", "equals the upstream's on all 4 probes", "echoes X-Request-Id"}},
+		{"defaults", "", 0, []string{"accounting", "equals the upstream's on all 4 probes", "echoes X-Request-Id", "ledger_disk", "a journal commit (write + fdatasync) in "}},
+		{"data_dir under a file", "data_dir: custody.yaml/data\n", 1, []string{"ledger_disk", "serve cannot keep its ledger under data_dir", "not a directory", "set data_dir to a writable directory"}},
 		{"model not served", "providers:\n  - {name: s, kind: sim, request_id_echo: x-request-id, sim: {models: [sim-2]}}\n" + model("s", "sim-1"),
 			1, []string{`does not list "sim-1" (it lists: sim-2)`}},
 		{"capacity over the upstream's", "providers:\n  - {name: s, kind: sim, request_id_echo: x-request-id, sim: {capacity: 16384}}\n" + model("s", "sim-1"),
