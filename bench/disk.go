@@ -18,10 +18,9 @@ import (
 // file cost on the device under F's data directory (ledger.ProbeDisk, the
 // probe custody doctor runs too), at the rate F's journal committed in
 // the open loop, measured by a process of its own on the target's CPUs
-// with nothing else running. F acknowledges a leaf only
-// after its group commit, which is such a write and sync: this is the
-// floor of F's added latency that no change to custody moves, the
-// machine's share of it.
+// with nothing else running. F acknowledges a leaf only after its group
+// commit, which is such a write and sync: this is the floor of F's added
+// latency that no change to custody moves, the machine's share of it.
 
 // diskProbeBytes is what each probe write carries: what F's journal
 // writes per commit at the open-loop rate, 1.0–1.1 records of 1,269 bytes
