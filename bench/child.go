@@ -100,10 +100,7 @@ func runChild(ctx context.Context, role string) error {
 			// /metrics, for the same reader.
 			m := telemetry.NewMetrics(nil)
 			m.LedgerSyncs(lg.JournalSyncs)
-			m.LedgerCommits(ledger.CommitBounds, func() ([]uint64, uint64, time.Duration) {
-				c := lg.JournalCommitTimes()
-				return c.Cumulative, c.Count, c.Sum
-			})
+			m.LedgerCommits(ledger.CommitBounds, lg.JournalCommitTimes)
 			mux.Handle("/metrics", m.Handler())
 		}
 		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -293,8 +293,8 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 		p.StrN = max(1, int(rep.Rate*p.strDur.Seconds()))
 		rep.Params = p
 	}
+	judged := rep.judged()
 	for round := range p.Rounds {
-		judged := rep.judged()
 		var syncs0 int64
 		var open0 time.Duration
 		if judged != nil {

@@ -44,26 +44,18 @@ func (c *commitTimes) observe(d time.Duration) {
 	c.sum.Add(int64(d))
 }
 
-// CommitTimes is a snapshot of the journal's group-commit times.
-type CommitTimes struct {
-	// Cumulative[i] is how many commits took at most CommitBounds[i];
-	// Count is all of them (the last bucket is +Inf).
-	Cumulative []uint64
-	Count      uint64
-	Sum        time.Duration
-}
-
 // JournalCommitTimes reports how long the journal's group commits took
 // (one write and one fdatasync each, successful or not) since the log
-// was opened.
-func (l *Log) JournalCommitTimes() CommitTimes {
+// was opened: cumulative[i] is how many took at most CommitBounds[i],
+// count is all of them (the last bucket is +Inf), sum their total time.
+func (l *Log) JournalCommitTimes() (cumulative []uint64, count uint64, sum time.Duration) {
 	c := l.j.commitTimes
-	s := CommitTimes{Cumulative: make([]uint64, len(CommitBounds)), Sum: time.Duration(c.sum.Load())}
+	cumulative = make([]uint64, len(CommitBounds))
 	for i := range c.counts {
-		s.Count += c.counts[i].Load()
+		count += c.counts[i].Load()
 		if i < len(CommitBounds) {
-			s.Cumulative[i] = s.Count
+			cumulative[i] = count
 		}
 	}
-	return s
+	return cumulative, count, time.Duration(c.sum.Load())
 }

@@ -25,16 +25,16 @@ func TestJournalCommitTimes(t *testing.T) {
 	t.Cleanup(func() { l.Close(context.Background()) })
 
 	appendN(t, l, 3)
-	s := l.JournalCommitTimes()
-	if s.Count != l.JournalSyncs() || s.Count < 3 {
-		t.Fatalf("%d commits timed, %d fsyncs, after 3 sequential appends", s.Count, l.JournalSyncs())
+	cum, count, sum := l.JournalCommitTimes()
+	if count != l.JournalSyncs() || count < 3 {
+		t.Fatalf("%d commits timed, %d fsyncs, after 3 sequential appends", count, l.JournalSyncs())
 	}
-	for i := 1; i < len(s.Cumulative); i++ {
-		if s.Cumulative[i] < s.Cumulative[i-1] || s.Cumulative[i] > s.Count {
-			t.Fatalf("not cumulative: %v of %d", s.Cumulative, s.Count)
+	for i := 1; i < len(cum); i++ {
+		if cum[i] < cum[i-1] || cum[i] > count {
+			t.Fatalf("not cumulative: %v of %d", cum, count)
 		}
 	}
-	fast, sum := s.Count, s.Sum
+	fast, fastSum := count, sum
 
 	// Past the stall's bucket, one commit more than before: the slow one
 	// (the earlier ones may be there too, on a disk slower than the stall).
@@ -42,18 +42,18 @@ func TestJournalCommitTimes(t *testing.T) {
 	for below+1 < len(CommitBounds) && CommitBounds[below+1] <= stall {
 		below++
 	}
-	slowBefore := s.Count - s.Cumulative[below]
+	slowBefore := count - cum[below]
 	slow.Store(true)
 	appendN(t, l, 1)
 	slow.Store(false)
-	s = l.JournalCommitTimes()
-	if s.Count != fast+1 {
-		t.Fatalf("%d commits timed after one more append, want %d", s.Count, fast+1)
+	cum, count, sum = l.JournalCommitTimes()
+	if count != fast+1 {
+		t.Fatalf("%d commits timed after one more append, want %d", count, fast+1)
 	}
-	if got := s.Count - s.Cumulative[below]; got != slowBefore+1 {
-		t.Fatalf("%d commits over %s after a %s stall, want %d (buckets %v)", got, CommitBounds[below], stall, slowBefore+1, s.Cumulative)
+	if got := count - cum[below]; got != slowBefore+1 {
+		t.Fatalf("%d commits over %s after a %s stall, want %d (buckets %v)", got, CommitBounds[below], stall, slowBefore+1, cum)
 	}
-	if s.Sum-sum < stall {
-		t.Fatalf("the slow commit added %s to the sum, want at least %s", s.Sum-sum, stall)
+	if sum-fastSum < stall {
+		t.Fatalf("the slow commit added %s to the sum, want at least %s", sum-fastSum, stall)
 	}
 }

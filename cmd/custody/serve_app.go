@@ -158,10 +158,7 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	a.metrics = telemetry.NewMetrics(modelNames(cfg))
 	a.metrics.Register(newWitnessCollector(a.log))
 	a.metrics.LedgerSyncs(a.log.JournalSyncs)
-	a.metrics.LedgerCommits(ledger.CommitBounds, func() ([]uint64, uint64, time.Duration) {
-		s := a.log.JournalCommitTimes()
-		return s.Cumulative, s.Count, s.Sum
-	})
+	a.metrics.LedgerCommits(ledger.CommitBounds, a.log.JournalCommitTimes)
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
 		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
