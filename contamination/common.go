@@ -17,9 +17,20 @@ import "sync"
 // count of 1 (CommonAfter's default) is wrong for well under 1% of k-grams
 // (the two rows of 1<<17 there were filled within 20,000 responses, after
 // which nearly every k-gram looked common).
+//
+// What one tenant can teach is bounded: each k-gram's counter in the first
+// row remembers a tag of the last tenant that taught it (tags), and a
+// tenant that taught it last does not raise it again; a k-gram whose
+// count that one tenant alone could have made is not generic to that
+// tenant (genericLocked). A tenant therefore cannot make a phrase generic
+// for itself by having the model say it (to then receive another
+// tenant's prompt that holds it unflagged), and retrying a leak teaches
+// nothing in any case (only served, unflagged responses are learnt from:
+// Scanner.Close).
 type common struct {
 	mu      sync.RWMutex
 	rows    [commonRows][]uint8
+	tags    []uint16 // per counter of rows[0]: the last teaching tenant's tag; 0 none
 	updates int
 	learned int // responses learned from, saturating at maxInt32
 }
@@ -31,7 +42,7 @@ const (
 )
 
 func newCommon() *common {
-	c := &common{}
+	c := &common{tags: make([]uint16, 1<<commonBits)}
 	for i := range c.rows {
 		c.rows[i] = make([]uint8, 1<<commonBits)
 	}
@@ -61,16 +72,39 @@ func (c *common) countLocked(g uint64) int {
 	return int(n)
 }
 
+// genericLocked reports whether g is a generic phrase for a response to
+// the tenant tagged tenant (0: none): counted at least after times, and
+// not by that tenant's answers alone (a count of 1 whose teacher is the
+// tenant). Callers hold c.mu for reading.
+func (c *common) genericLocked(g uint64, after int, tenant uint16) bool {
+	n := c.countLocked(g)
+	if n < after {
+		return false
+	}
+	if tenant != 0 && n < 2 && c.tags[commonIndex(g)[0]] == tenant {
+		return false
+	}
+	return true
+}
+
 // warm reports whether at least n responses were learned from; callers
 // hold c.mu for reading.
 func (c *common) warmLocked(n int) bool { return c.learned >= n }
 
-// learn adds one response's distinct k-grams (hashes is sorted and unique).
-func (c *common) learn(hashes []uint64) {
+// learn adds one response's distinct k-grams (hashes is sorted and
+// unique), answered to the tenant tagged tenant (0: none): a k-gram that
+// tenant taught last is not counted again.
+func (c *common) learn(hashes []uint64, tenant uint16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, g := range hashes {
 		idx := commonIndex(g)
+		if tenant != 0 {
+			if c.tags[idx[0]] == tenant {
+				continue
+			}
+			c.tags[idx[0]] = tenant
+		}
 		n := uint8(255)
 		for r, i := range idx {
 			n = min(n, c.rows[r][i])
@@ -95,4 +129,18 @@ func (c *common) learn(hashes []uint64) {
 			}
 		}
 	}
+}
+
+// tenantTag is a 16-bit tag of a tenant, never 0 for a named one (0: no
+// tenant). Two tenants may share a tag (1 in 65535): the bound then holds
+// for the two together, which errs towards reporting.
+func tenantTag(tenant string) uint16 {
+	if tenant == "" {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(tenant); i++ {
+		h = (h ^ uint32(tenant[i])) * 16777619
+	}
+	return uint16(h%65535) + 1
 }

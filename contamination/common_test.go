@@ -8,7 +8,8 @@ import (
 // TestCommonPhrase: a phrase that responses said (outside their own
 // prompts) at least CommonAfter times is the model's own and neutral, even
 // once a remembered prompt holds it; so the same text of one remembered
-// prompt is reported in the first CommonAfter responses that carry it.
+// prompt is reported every time: a response found contaminated teaches
+// nothing (the same leak retried is caught again).
 func TestCommonPhrase(t *testing.T) {
 	// Not a stock phrase: the built-in table must not already know it.
 	phrase := "Tell the quartermaster that the brass lanterns go to the north tower before dusk."
@@ -27,16 +28,50 @@ func TestCommonPhrase(t *testing.T) {
 		})
 	}
 	for _, after := range []int{1, 3} {
-		t.Run(fmt.Sprint("reported ", after, " times"), func(t *testing.T) {
+		t.Run(fmt.Sprint("retried leak, after ", after), func(t *testing.T) {
 			d := New(Config{CommonAfter: after})
 			d.Remember("chat", "t1", d.Fingerprint(phrase))
-			for i := range after + 2 {
-				if _, ok := d.Scan(fmt.Sprint("r", i), nil, "", phrase); ok != (i < after) {
-					t.Errorf("response %d: found %v", i, ok)
+			for i := range after + 3 {
+				if _, ok := d.Scan(fmt.Sprint("r", i), nil, "", phrase); !ok {
+					t.Errorf("try %d: the leak passed (a flagged response taught the detector)", i+1)
 				}
 			}
 		})
 	}
+	t.Run("a tenant cannot whitelist for itself", func(t *testing.T) {
+		d := New(Config{})
+		// The attacker has the model say the phrase, unflagged (nothing
+		// remembered holds it yet), several times.
+		for i := range 3 {
+			s := d.NewTenantScanner(fmt.Sprint("teach", i), "attacker", nil, "")
+			s.WriteString(phrase)
+			if s.Close(); func() bool { _, ok := s.Finding(); return ok }() {
+				t.Fatalf("teaching response %d flagged", i)
+			}
+		}
+		d.Remember("victim-req", "victim", d.Fingerprint(phrase))
+		s := d.NewTenantScanner("leak", "attacker", nil, "")
+		s.WriteString(phrase)
+		s.End()
+		if _, ok := s.Finding(); !ok {
+			t.Fatal("the attacker's own teaching made the victim's text generic to it")
+		}
+		// Answers to two tenants saying it make it generic: the model's
+		// stock phrase, not a leak.
+		d = New(Config{})
+		for i, tenant := range []string{"attacker", "someone-else"} {
+			o := d.NewTenantScanner(fmt.Sprint("say", i), tenant, nil, "")
+			o.WriteString("Indeed. " + phrase)
+			o.Close()
+		}
+		d.Remember("victim-req", "victim", d.Fingerprint(phrase))
+		s = d.NewTenantScanner("leak2", "attacker", nil, "")
+		s.WriteString(phrase)
+		s.End()
+		if _, ok := s.Finding(); ok {
+			t.Error("a phrase two tenants' answers said is still reported")
+		}
+	})
 	t.Run("own prompt does not teach", func(t *testing.T) {
 		d := New(Config{CommonAfter: 1})
 		own := "Please repeat: " + phrase
@@ -115,6 +150,9 @@ func TestWarmup(t *testing.T) {
 	if _, ok := d.Scan("b", nil, "", leak); ok {
 		t.Error("fingerprint finding during warm-up")
 	}
+	// The secret's response, found, taught nothing: one clean response
+	// more ends the warm-up.
+	d.Scan("w", nil, "", "nothing to report today")
 	if _, ok := d.Scan("c", nil, "", leak); !ok {
 		t.Error("no fingerprint finding after warm-up")
 	}
@@ -124,7 +162,7 @@ func TestCommonDecay(t *testing.T) {
 	c := newCommon()
 	g := []uint64{0x123456789abcdef0}
 	for range 4 {
-		c.learn(g)
+		c.learn(g, 0)
 	}
 	if n := c.countLocked(g[0]); n != 4 {
 		t.Fatalf("count %d, want 4", n)
@@ -133,12 +171,12 @@ func TestCommonDecay(t *testing.T) {
 	for i := range big {
 		big[i] = mix64(uint64(i) + 1)
 	}
-	c.learn(big)
+	c.learn(big, 0)
 	if n := c.countLocked(g[0]); n > 3 {
 		t.Errorf("count %d after decay, want halved", n)
 	}
 	for range 300 {
-		c.learn(g)
+		c.learn(g, 0)
 	}
 	if n := c.countLocked(g[0]); n != 255 {
 		t.Errorf("count %d, want saturated 255", n)

@@ -46,9 +46,11 @@ type Config struct {
 	// CommonAfter: a k-gram that earlier responses carried (outside their
 	// own prompts) at least CommonAfter times is a generic phrase of the
 	// model and is ignored, like a popular fingerprint. Zero means 1; a
-	// negative value turns this off. The same leaked text is therefore
-	// reported for the first CommonAfter responses that carry it, then no
-	// more: a leak is caught the first time, not every time. (1 rather
+	// negative value turns this off. Only responses served unflagged
+	// teach (Scanner.Close after a clean scan; a contaminated response
+	// teaches nothing, so the same leak retried is caught every time), and
+	// a tenant's own answers alone never make a phrase generic to that
+	// tenant (see common). (1 rather
 	// than 3 since there is no warm-up: a stock phrase of the model that a
 	// chat history held before any response said it is then a false alarm
 	// once, not three times.)

@@ -32,7 +32,7 @@ func runCorpus(t testing.TB, cfg Config, seed uint64, tail float64, n int, leakL
 		d.Remember(id, fmt.Sprintf("tenant-%d", i%50), own)
 		resp := c.response(prompt)
 		res.responses++
-		if f, ok := d.Scan(id, own, prompt, resp); ok {
+		if f, ok := d.ScanFor(id, fmt.Sprintf("tenant-%d", i%50), own, prompt, resp); ok {
 			res.alarms++
 			if res.alarms <= 5 {
 				var j int

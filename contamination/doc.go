@@ -27,7 +27,10 @@
 // And a sketch of the k-grams that responses said outside their own
 // prompts learns the model's own stock phrases ("let me know if you have
 // any other questions"), which a remembered chat history may hold; those
-// become neutral after CommonAfter responses.
+// become neutral after CommonAfter responses. Only a response served
+// unflagged teaches it, and what one tenant's answers teach is bounded
+// (common.go), so that neither a retried leak nor a tenant that has the
+// model say a phrase first turns another tenant's text into a "phrase".
 //
 // Word k-grams rather than character k-grams: the leak to catch is text the
 // model read from another prompt's KV pages and emitted as words, the

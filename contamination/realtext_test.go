@@ -102,7 +102,7 @@ func runExchanges(t testing.TB, cfg Config, xs []exchange, leakLens []int, r *ra
 		own := d.Fingerprint(x.prompt)
 		d.Remember(id, x.tenant, own)
 		res.exchanges++
-		if f, ok := d.Scan(id, own, x.prompt, x.response); ok {
+		if f, ok := d.ScanFor(id, x.tenant, own, x.prompt, x.response); ok {
 			res.alarms++
 			if res.alarms <= 5 {
 				var j int

@@ -101,10 +101,10 @@ func (textBridge) NewStream() StreamBridge { return textStream{} }
 type textStream struct{}
 
 func (textStream) Event(raw []byte, ev *Event) ([]byte, error) {
-	if ev.Text == "" {
+	if ev.Chunk == nil || ev.Chunk.Text() == "" {
 		return nil, nil
 	}
-	b, _ := json.Marshal(map[string]string{"t": ev.Text})
+	b, _ := json.Marshal(map[string]string{"t": ev.Chunk.Text()})
 	return fmt.Appendf(nil, "event: text\ndata: %s\n\n", b), nil
 }
 func (textStream) End() []byte { return []byte("event: done\ndata: {}\n\n") }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
@@ -140,14 +141,18 @@ func (x *exchange) checkContamination() {
 	if !x.g.checks.runs(custody.CheckContamination) {
 		return
 	}
-	detail, found := x.prompt.scanner.Finding()
-	switch {
-	case !found:
+	f, found := x.prompt.scanner.Finding()
+	if !found {
 		x.tx.Pass(custody.CheckContamination, "")
-	case x.policy.OnContamination == "flag":
-		x.tx.Flag(custody.CheckContamination, custody.CodeCrossRequestContamination, detail)
-	default:
-		x.tx.Fail(custody.CheckContamination, custody.CodeCrossRequestContamination, detail)
+		return
+	}
+	// Which request the text came from is the operator's to know: the
+	// tenant's record says only that it came from another one.
+	x.g.log.Warn("cross-request contamination", "id", x.tx.ID, "tenant", x.tx.Tenant, "detail", f.Detail, "source", f.Source)
+	if x.policy.OnContamination == "flag" {
+		x.tx.Flag(custody.CheckContamination, custody.CodeCrossRequestContamination, f.Detail)
+	} else {
+		x.tx.Fail(custody.CheckContamination, custody.CodeCrossRequestContamination, f.Detail)
 	}
 }
 
@@ -157,8 +162,6 @@ func firstFailure(tx *custody.Transaction) error {
 		if o.Status == custody.StatusFailed {
 			msg := o.Detail
 			if o.Code == custody.CodeCrossRequestContamination {
-				// The detail names the source request: the operator's,
-				// not this client's, to know.
 				msg = "the upstream response carries another request's data"
 			}
 			if msg == "" {
@@ -237,39 +240,49 @@ func (x *exchange) upstreamFault(rt route, err error) error {
 	return custody.Errorf(e.Code, "%s", msg)
 }
 
-// streamScan feeds a stream's text to the contamination scanner without
+// streamScan feeds a stream's texts to the contamination scanner without
 // ever making the stream wait for it: until the prompt's own fingerprints
 // are ready (they are computed beside the forwarding, like the count),
-// text is held and scanned as soon as they are. A finding then ends the
-// stream at the next chunk; finish scans the rest before the end is
-// released.
+// texts are held and scanned as soon as they are. A finding then ends the
+// stream at the next chunk; finish scans the rest, and the last word,
+// before the end is released.
 type streamScan struct {
 	x        *exchange
-	held     []byte
-	reported bool // the finding has been recorded
+	held     []Text // copies: an event's texts are valid until the next
+	reported bool   // the finding has been recorded
 }
 
-// feed scans text (or holds it); it reports whether the transaction is
+// feed scans texts (or holds them); it reports whether the transaction is
 // now rejected.
-func (s *streamScan) feed(text string) bool {
+func (s *streamScan) feed(texts []Text) bool {
 	sc, ready := s.x.prompt.ready()
 	if !ready {
-		s.held = append(s.held, text...)
+		for _, t := range texts {
+			t.S = strings.Clone(t.S)
+			s.held = append(s.held, t)
+		}
 		return false
 	}
 	if sc == nil {
 		return false
 	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
+	s.flushHeld(sc)
+	for _, t := range texts {
+		sc.Write(t)
 	}
-	sc.Write([]byte(text))
 	return s.check(sc)
 }
 
-// finish waits for the fingerprints, scans what was held and records the
-// outcome; it reports whether the transaction is rejected.
+func (s *streamScan) flushHeld(sc Scanner) {
+	for _, t := range s.held {
+		sc.Write(t)
+	}
+	s.held = nil
+}
+
+// finish waits for the fingerprints, scans what was held and the last
+// word, and records the outcome; it reports whether the transaction is
+// rejected.
 func (s *streamScan) finish() bool {
 	if !s.x.g.checks.runs(custody.CheckContamination) {
 		return false
@@ -278,10 +291,8 @@ func (s *streamScan) finish() bool {
 	if sc == nil {
 		return false
 	}
-	if len(s.held) > 0 {
-		sc.Write(s.held)
-		s.held = nil
-	}
+	s.flushHeld(sc)
+	sc.End()
 	if s.check(sc) {
 		return true
 	}

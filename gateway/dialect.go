@@ -133,12 +133,47 @@ type Reading struct {
 	ID, Model, Fingerprint string
 	// Usage is nil when the response (or event) reports none.
 	Usage *Usage
-	// Text is the generated text, for the contamination scan.
-	Text string
+	// Texts are every text the client receives (content, reasoning,
+	// refusals, tool names and arguments, logprob tokens, ...), for the
+	// contamination scan; in an event, valid until the next Read.
+	Texts []Text
 	// Shape is nil for a success; else why a 200 is not one
 	// (upstream_error_as_success: an error body, no choices, an abort).
 	// Set by ParseResponse; an event's shape failure is Read's error.
 	Shape error
+}
+
+// Text is one text of a response or event that a client receives.
+type Text struct {
+	Place
+	S string
+	// Whole marks a complete value (a plain body's, a stream's summary
+	// event's), scanned as a text of its own whatever its place.
+	Whole bool
+}
+
+// Place is where a text belongs in a response. The texts of one place in
+// successive events of a stream continue each other (a client joins
+// them: the deltas of one content, of one tool call's arguments); texts
+// of different places never run together, so each is scanned as its own
+// text.
+type Place struct {
+	// Field is the member, e.g. "content", "thinking",
+	// "tool_calls.function.arguments".
+	Field string
+	// Choice is the choice (chat) or output item / content block.
+	Choice int
+	// Index tells apart texts of one field of one choice: a tool call's
+	// index, an alternative token's rank.
+	Index int
+}
+
+// appendText appends a text at p, unless it is empty.
+func appendText(dst []Text, field string, choice, index int, s string) []Text {
+	if s == "" {
+		return dst
+	}
+	return append(dst, Text{Place: Place{field, choice, index}, S: s})
 }
 
 // Usage is an upstream's token accounting.

@@ -47,7 +47,7 @@ func (*messagesDialect) ParseResponse(body []byte) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	rd := Reading{ID: r.ID, Model: r.Model, Text: r.Text(), Shape: r.Failure()}
+	rd := Reading{ID: r.ID, Model: r.Model, Texts: messagesTexts(nil, body, false), Shape: r.Failure()}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.Prompt(), Completion: r.Usage.OutputTokens, Cached: r.Usage.Cached()}
 	}
@@ -100,14 +100,18 @@ func (q *messagesRequest) Digest(model string) [32]byte { return sha256.Sum256(q
 // messagesStream reads a Messages upstream's stream through the
 // event-order validator.
 type messagesStream struct {
-	v anthropic.StreamValidator
+	v     anthropic.StreamValidator
+	texts []Text // reused across events
 }
 
 func (s *messagesStream) Read(data []byte) (Event, error) {
 	if err := s.v.Event(data); err != nil {
 		return Event{}, err
 	}
-	var ev Event
+	// Every event's texts: a block's start and deltas, and whatever text
+	// an upstream puts in any other event a client reads.
+	ev := Event{Reading: Reading{Texts: messagesTexts(s.texts[:0], data, true)}}
+	s.texts = ev.Texts
 	typ := eventType(data)
 	switch typ {
 	case "message_start":
@@ -115,8 +119,6 @@ func (s *messagesStream) Read(data []byte) (Event, error) {
 	case "message_delta":
 		u := s.v.Usage
 		ev.Usage = &Usage{Prompt: u.Prompt(), Completion: u.OutputTokens, Cached: u.Cached()}
-	case "content_block_delta":
-		ev.Text = deltaText(data)
 	case "message_stop":
 		ev.Terminal = true
 		ev.End = openai.AppendEvent(nil, "message_stop", rawJSON(data))

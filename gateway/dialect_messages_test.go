@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,18 +25,20 @@ func TestMessagesStreamReader(t *testing.T) {
 		`{"type":"message_stop"}`,
 	}
 	var got []Event
+	var texts [][]Text // each event's, copied: valid until the next Read
 	for _, e := range events {
 		ev, err := r.Read([]byte(e))
 		if err != nil {
 			t.Fatalf("%s: %v", e, err)
 		}
 		got = append(got, ev)
+		texts = append(texts, append([]Text(nil), ev.Texts...))
 	}
 	if got[0].ID != "msg_1" || got[0].Model != "claude-x" || got[0].Usage != nil {
 		t.Errorf("message_start: %+v", got[0])
 	}
-	if got[3].Text != "hello" {
-		t.Errorf("delta: %+v", got[3])
+	if want := []Text{{Place: Place{Field: "text"}, S: "hello"}}; !reflect.DeepEqual(texts[3], want) {
+		t.Errorf("delta: %+v", texts[3])
 	}
 	if u := got[5].Usage; u == nil || u.Prompt != 12 || u.Cached != 7 || u.Completion != 3 {
 		t.Errorf("message_delta usage: %+v", got[5].Usage)

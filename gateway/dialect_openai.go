@@ -44,7 +44,7 @@ func (d *openaiDialect) ParseResponse(body []byte) (Reading, error) {
 	if err != nil {
 		return Reading{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a 200 whose body is not a response")
 	}
-	rd := readingOf(r)
+	rd := readingOf(r, nil)
 	rd.Shape = check.Shape(d.endpoint, r)
 	return rd, nil
 }
@@ -77,8 +77,13 @@ func responseError(err error, notJSON custody.Code, msg string) *custody.Error {
 	return custody.Errorf(notJSON, "%s", msg)
 }
 
-func readingOf(r *openai.Response) Reading {
-	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Text: r.Text()}
+// readingOf is r as the checks read it; its texts are appended to texts
+// (nil, or a stream's buffer from the previous event, emptied).
+func readingOf(r *openai.Response, texts []Text) Reading {
+	r.EachText(func(field string, choice, index int, s string) {
+		texts = appendText(texts, field, choice, index, s)
+	})
+	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Texts: texts}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens, Cached: r.Usage.Cached()}
 	}
@@ -109,6 +114,7 @@ func (q *openaiRequest) Digest(model string) [32]byte { return q.r.Digest(model)
 type openaiStream struct {
 	ident check.Stream
 	chunk openai.Response // reused across events
+	texts []Text          // reused across events
 }
 
 func (s *openaiStream) Read(data []byte) (Event, error) {
@@ -124,7 +130,9 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 		return Event{}, err
 	}
 	c := &s.chunk
-	return Event{Reading: readingOf(c), UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c}, nil
+	rd := readingOf(c, s.texts[:0])
+	s.texts = rd.Texts
+	return Event{Reading: rd, UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c}, nil
 }
 
 func (s *openaiStream) End(sawUsage bool) error { return s.ident.End(sawUsage, true) }

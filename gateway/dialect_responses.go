@@ -45,11 +45,12 @@ func (*responsesDialect) ParseResponse(body []byte) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	return responseReading(r), nil
+	return responseReading(r, responsesTexts(nil, body, false)), nil
 }
 
-func responseReading(r *responses.Response) Reading {
-	rd := Reading{ID: r.ID, Model: r.Model, Text: r.Text(), Shape: r.Failure()}
+// responseReading is r as the checks read it, with texts, its body's.
+func responseReading(r *responses.Response, texts []Text) Reading {
+	rd := Reading{ID: r.ID, Model: r.Model, Texts: texts, Shape: r.Failure()}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.InputTokens, Completion: r.Usage.OutputTokens, Cached: r.Cached()}
 	}
@@ -103,21 +104,24 @@ func (q *responsesRequest) Digest(model string) [32]byte { return sha256.Sum256(
 // responsesStream reads a Responses upstream's stream through the stream
 // validator. The usage is in the terminal event's Response.
 type responsesStream struct {
-	v responses.StreamValidator
+	v     responses.StreamValidator
+	texts []Text // reused across events
 }
 
 func (s *responsesStream) Read(data []byte) (Event, error) {
 	if err := s.v.Event(data); err != nil {
 		return Event{}, err
 	}
-	var ev Event
+	// Every event's texts: the deltas of each part, and the whole texts
+	// of the events that repeat them (a client may read either).
+	texts := responsesTexts(s.texts[:0], data, true)
+	s.texts = texts
+	ev := Event{Reading: Reading{Texts: texts}}
 	switch typ := eventType(data); typ {
 	case "response.created":
 		ev.ID, ev.Model = s.v.ID, s.v.Model
-	case "response.output_text.delta":
-		ev.Text = deltaText(data)
 	case "response.completed", "response.incomplete", "response.failed":
-		ev.Reading = responseReading(s.v.Response)
+		ev.Reading = responseReading(s.v.Response, texts)
 		ev.Terminal = true
 		ev.End = openai.AppendEvent(nil, typ, rawJSON(data))
 	}

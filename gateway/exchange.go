@@ -71,9 +71,11 @@ func (p *promptWork) ready() (Scanner, bool) {
 	}
 }
 
-func (p *promptWork) close() {
+// close finishes the scanner; learn says the response was served
+// unflagged (verified), the only kind the detector learns from.
+func (p *promptWork) close(learn bool) {
 	if p.wait().scanner != nil {
-		p.scanner.Close()
+		p.scanner.Close(learn)
 	}
 }
 
@@ -107,7 +109,12 @@ func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, p
 		x.fail(err)
 	}
 	if x.prompt != nil {
-		go x.prompt.close() // the detector learns from the finished response
+		// The detector learns from a served response, or one refused for
+		// its contamination only (which teaches through the detector's
+		// tenant bound: never for this tenant); not from one refused for
+		// anything else.
+		learn := x.tx.Verdict == custody.Verified || x.tx.Code == custody.CodeCrossRequestContamination
+		go x.prompt.close(learn)
 	}
 	x.tx.Duration = g.now().Sub(start)
 	g.logTransaction(x.tx, err)

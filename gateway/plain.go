@@ -49,7 +49,10 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	x.checkPromptTokens(r.Usage != nil)
 	x.checkCache(rt, r.Usage.cached())
 	if x.g.checks.runs(custody.CheckContamination) && x.prompt.wait().scanner != nil && x.wire.Traits().Generates {
-		x.prompt.scanner.Write([]byte(r.Text))
+		for _, t := range r.Texts {
+			x.prompt.scanner.Write(t)
+		}
+		x.prompt.scanner.End() // the last word counts
 		x.checkContamination()
 	}
 	if tx.Rejected() {

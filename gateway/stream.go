@@ -79,6 +79,11 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			cached = ev.Usage.Cached
 		}
 		if ev.Terminal {
+			// A terminal event may repeat the answer (a Responses
+			// response.completed): its texts are scanned too.
+			if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) && scan.feed(ev.Texts) {
+				return firstFailure(tx)
+			}
 			end = ev.End
 			if tb != nil {
 				end = tb.End()
@@ -94,8 +99,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 				return firstFailure(tx)
 			}
 		}
-		if ev.Text != "" && x.g.checks.runs(custody.CheckContamination) {
-			if scan.feed(ev.Text) {
+		if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) {
+			if scan.feed(ev.Texts) {
 				return firstFailure(tx)
 			}
 		}

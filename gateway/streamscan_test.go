@@ -27,16 +27,17 @@ type markScanner struct {
 	seen strings.Builder
 }
 
-func (s *markScanner) Write(b []byte) (int, error) {
+func (s *markScanner) Write(t Text) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.seen.Write(b)
+	s.seen.WriteString(t.S)
 }
-func (s *markScanner) Close() error { return nil }
-func (s *markScanner) Finding() (string, bool) {
+func (s *markScanner) End()       {}
+func (s *markScanner) Close(bool) {}
+func (s *markScanner) Finding() (Finding, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return "marker", strings.Contains(s.seen.String(), "LEAK")
+	return Finding{Detail: "marker"}, strings.Contains(s.seen.String(), "LEAK")
 }
 
 // TestStreamNeverWaitsForTheScanner: a stream is relayed while the

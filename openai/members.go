@@ -69,9 +69,15 @@ var requestMembers = func() *members {
 
 // responseMembers are what custody checks in a response or stream chunk.
 var responseMembers = func() *members {
-	content := memberSet("role", "content", "tool_calls")
-	choice := memberSet("index", "finish_reason", "message", "delta", "text").
-		with("message", content).with("delta", content)
+	function := memberSet("name", "arguments")
+	toolCall := memberSet("index", "id", "type", "function").with("function", function)
+	content := memberSet("role", "content", "tool_calls", "reasoning_content", "reasoning", "refusal",
+		"function_call", "audio").
+		with("tool_calls", toolCall).with("function_call", function).with("audio", memberSet("transcript"))
+	token := memberSet("token", "top_logprobs").with("top_logprobs", memberSet("token"))
+	logprobs := memberSet("content", "refusal", "tokens").with("content", token).with("refusal", token)
+	choice := memberSet("index", "finish_reason", "message", "delta", "text", "logprobs").
+		with("message", content).with("delta", content).with("logprobs", logprobs)
 	usage := memberSet("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details").
 		with("prompt_tokens_details", memberSet("cached_tokens"))
 	return memberSet("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data").

@@ -78,8 +78,8 @@ const (
 
 var (
 	responseFields = fieldNames("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data")
-	choiceFields   = fieldNames("index", "finish_reason", "message", "delta", "text")
-	contentFields  = fieldNames("role", "content", "tool_calls")
+	choiceFields   = fieldNames("index", "finish_reason", "message", "delta", "text", "logprobs")
+	contentFields  = fieldNames("role", "content", "tool_calls", "reasoning_content", "reasoning", "refusal", "function_call", "audio")
 	toolCallFields = fieldNames("index", "id", "function")
 	functionFields = fieldNames("name", "arguments")
 	usageFields    = fieldNames("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details")
@@ -252,11 +252,15 @@ func (s *respScan) choices(vs, ve int, dst *[]Choice) {
 		case 1:
 			s.str(vs, ve, &c.FinishReason)
 		case 2:
-			s.content(vs, ve, &c.Message)
+			c.HasMessage = s.content(vs, ve, &c.Message)
 		case 3:
 			s.content(vs, ve, &c.Delta)
 		case 4:
 			s.str(vs, ve, &c.Text)
+		case 5:
+			if !s.null(vs, ve) {
+				s.ok = false // rare and nested: encoding/json's to fill
+			}
 		}
 	})
 }
@@ -288,9 +292,11 @@ func objects[T any](s *respScan, vs, ve int, dst *[]T, fields [][]byte, fill fun
 	*dst = out
 }
 
-func (s *respScan) content(vs, ve int, dst *Content) {
+// content fills dst from the object at vs..ve; it reports whether there
+// was one (not null).
+func (s *respScan) content(vs, ve int, dst *Content) bool {
 	if !s.object(vs, ve) {
-		return
+		return false
 	}
 	s.nested(vs, contentFields, func(f, vs, ve int) {
 		switch f {
@@ -300,8 +306,19 @@ func (s *respScan) content(vs, ve int, dst *Content) {
 			s.str(vs, ve, &dst.Content)
 		case 2:
 			s.toolCalls(vs, ve, &dst.ToolCalls)
+		case 3:
+			s.str(vs, ve, &dst.ReasoningContent)
+		case 4:
+			s.str(vs, ve, &dst.Reasoning)
+		case 5:
+			s.str(vs, ve, &dst.Refusal)
+		case 6, 7:
+			if !s.null(vs, ve) {
+				s.ok = false // deprecated or rare: encoding/json's to fill
+			}
 		}
 	})
+	return true
 }
 
 func (s *respScan) toolCalls(vs, ve int, dst *[]ToolCall) {

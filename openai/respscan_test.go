@@ -22,6 +22,11 @@ func TestScanResponse(t *testing.T) {
 		{"tool call pieces", `{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":":1}"}}]}},{"delta":{"tool_calls":[]}},{"delta":{"tool_calls":null}}]}`, true},
 		{"tool call not an object", `{"choices":[{"delta":{"tool_calls":[5]}}]}`, false},
 		{"tool call case variant", `{"choices":[{"delta":{"tool_calls":[{"Function":{"name":"f"}}]}}]}`, false},
+		{"every text field", `{"choices":[{"index":0,"message":{"role":"assistant","content":"a","reasoning_content":"b","reasoning":"c","refusal":"d","tool_calls":[{"id":"x","function":{"name":"e","arguments":"f"}}]},"logprobs":null}]}`, true},
+		{"logprobs", `{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-1,"top_logprobs":[{"token":"b","logprob":-2}]}]}}]}`, false},
+		{"function_call", `{"choices":[{"message":{"function_call":{"name":"f","arguments":"{}"}}}]}`, false},
+		{"audio", `{"choices":[{"message":{"audio":{"id":"a","transcript":"t"}}}]}`, false},
+		{"reasoning case variant", `{"choices":[{"delta":{"Reasoning_content":"x"}}]}`, false},
 		{"legacy text", `{"choices":[{"text":" there","index":1}]}`, true},
 		{"escapes", `{"id":"a\"b","choices":[{"message":{"content":"line\nnext \u00e9 \ud83d\ude00"}}]}`, true},
 		{"invalid UTF-8 becomes U+FFFD", "{\"model\":\"m\xff\"}", true},
@@ -60,6 +65,7 @@ func TestScanResponse(t *testing.T) {
 			if err := json.Unmarshal(b, &want); err != nil {
 				t.Fatalf("the scanner accepted what encoding/json refuses: %v", err)
 			}
+			markMessages(b, &want)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("scanner:\n%+v\nencoding/json:\n%+v", got, want)
 			}
@@ -76,6 +82,7 @@ func FuzzScanResponse(f *testing.F) {
 	f.Add([]byte(`{"data":[{"index":0,"embedding":[0.1]}],"created":-1}`))
 	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"x\""}},null]}}]}`))
 	f.Add([]byte(`{"ſystem_fingerprint":"x","K":1}`))
+	f.Add([]byte(`{"choices":[{"index":1,"delta":{"reasoning_content":"r","reasoning":"s","refusal":"n","tool_calls":[{"index":2,"function":{"name":"f","arguments":"a"}}]},"logprobs":{"content":[{"token":"t","top_logprobs":[{"token":"u"}]}],"refusal":null}}]}`))
 	addSeeds(f, "testdata/responses")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if !json.Valid(b) {
@@ -89,6 +96,7 @@ func FuzzScanResponse(f *testing.F) {
 		if err := json.Unmarshal(b, &want); err != nil {
 			t.Fatalf("the scanner accepted %q, which encoding/json refuses: %v", b, err)
 		}
+		markMessages(b, &want)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\nscanner:       %+v\nencoding/json: %+v", b, got, want)
 		}

@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// The texts of the event-stream dialects' responses (Messages, Responses
+// pass-through) that a client receives, for the contamination scan.
+//
+// They are read by member name, case-folded, anywhere in the body: a
+// superset of what any client reads (an SDK reads the exact member, which
+// is one of the case variants read here, and a duplicate's every value is
+// read here), so that no variant, duplicate or unusual place hides text
+// from the scan. Under a member whose value is the model's JSON (a
+// tool_use input) every string, key and number is text.
+
+// maxTextDepth bounds the nesting jsonTexts follows (encoding/json's own
+// limit is 10000).
+const maxTextDepth = 10000
+
+var errTooDeep = errors.New("nested too deep")
+
+// jsonTexts calls fn with each text of the JSON value data under a member
+// named (case-folded) in keys, with the member's name as keys has it;
+// every string, key and number under a member named in whole is a text
+// too. It returns the top-level member index's integer value (-1 if
+// none); its error is data's not being JSON.
+func jsonTexts(data []byte, keys, whole []string, fn func(key, s string)) (index int, err error) {
+	w := textWalker{dec: json.NewDecoder(bytes.NewReader(data)), keys: keys, whole: whole, fn: fn, index: -1}
+	w.dec.UseNumber()
+	if err := w.value("", false, 0); err != nil {
+		return -1, err
+	}
+	if _, err := w.dec.Token(); err == nil {
+		return -1, errors.New("data after the value")
+	}
+	return w.index, nil
+}
+
+type textWalker struct {
+	dec         *json.Decoder
+	keys, whole []string
+	fn          func(key, s string)
+	index       int
+}
+
+// indexKey marks the top-level index member's value.
+const indexKey = "\x00index"
+
+func match(list []string, k string) string {
+	for _, n := range list {
+		if strings.EqualFold(n, k) {
+			return n
+		}
+	}
+	return ""
+}
+
+// value reads one value, a member named key (a keys or whole name, or
+// ""), inWhole when under a whole member.
+func (w *textWalker) value(key string, inWhole bool, depth int) error {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if depth >= maxTextDepth {
+			return errTooDeep
+		}
+		if v == '{' {
+			for w.dec.More() {
+				kt, err := w.dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				nk, nw := key, inWhole
+				switch {
+				case inWhole:
+					w.fn(key, k)
+				case depth == 0 && k == "index":
+					nk = indexKey
+				default:
+					nk = match(w.keys, k)
+					if m := match(w.whole, k); m != "" {
+						nk, nw = m, true
+					}
+				}
+				if err := w.value(nk, nw, depth+1); err != nil {
+					return err
+				}
+			}
+		} else {
+			for w.dec.More() {
+				if err := w.value(key, inWhole, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = w.dec.Token() // the closing delimiter
+		return err
+	case string:
+		if key != "" && key != indexKey {
+			w.fn(key, v)
+		}
+	case json.Number:
+		switch {
+		case key == indexKey:
+			if n, err := strconv.Atoi(v.String()); err == nil {
+				w.index = n
+			}
+		case inWhole:
+			w.fn(key, v.String())
+		}
+	}
+	return nil
+}
+
+// Messages: the members whose strings a client reads as the model's text.
+// text, thinking and partial_json continue across a block's deltas; the
+// others are whole values.
+var (
+	messagesTextKeys  = []string{"text", "thinking", "partial_json", "name", "cited_text"}
+	messagesWholeKeys = []string{"input"}
+)
+
+// messagesTexts appends the texts of a Messages response body or stream
+// event (stream: an event, whose text, thinking and partial_json continue
+// the same block's earlier ones).
+func messagesTexts(dst []Text, data []byte, stream bool) []Text {
+	var found []Text
+	index, err := jsonTexts(data, messagesTextKeys, messagesWholeKeys, func(key, s string) {
+		found = appendText(found, key, 0, 0, s)
+	})
+	if err != nil {
+		return dst
+	}
+	for _, t := range found {
+		switch t.Field {
+		case "text", "thinking", "partial_json":
+			if stream && index >= 0 {
+				t.Choice = index
+				dst = append(dst, t)
+				continue
+			}
+		}
+		t.Whole = true
+		dst = append(dst, t)
+	}
+	return dst
+}
+
+// Responses: the members whose strings a client reads as the model's
+// text (output text, refusals, reasoning text and summaries, function
+// calls' names and arguments, logprob tokens, transcripts). A delta
+// event's delta continues the same part's earlier deltas; the rest are
+// whole values.
+var responsesTextKeys = []string{"delta", "text", "refusal", "arguments", "name", "token", "transcript", "code"}
+
+// responsesTexts appends the texts of a Responses body or stream event.
+func responsesTexts(dst []Text, data []byte, stream bool) []Text {
+	var found []Text
+	if _, err := jsonTexts(data, responsesTextKeys, nil, func(key, s string) {
+		found = appendText(found, key, 0, 0, s)
+	}); err != nil {
+		return dst
+	}
+	var place *Place
+	if stream {
+		var e struct {
+			Type         string `json:"type"`
+			OutputIndex  int    `json:"output_index"`
+			ContentIndex *int   `json:"content_index"`
+			SummaryIndex *int   `json:"summary_index"`
+		}
+		if json.Unmarshal(data, &e) == nil && strings.HasSuffix(e.Type, ".delta") {
+			p := Place{Field: e.Type, Choice: e.OutputIndex}
+			switch {
+			case e.ContentIndex != nil:
+				p.Index = *e.ContentIndex
+			case e.SummaryIndex != nil:
+				p.Index = *e.SummaryIndex
+			}
+			place = &p
+		}
+	}
+	for _, t := range found {
+		if place != nil && t.Field == "delta" {
+			t.Place = *place
+		} else {
+			t.Whole = true
+		}
+		dst = append(dst, t)
+	}
+	return dst
+}
