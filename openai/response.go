@@ -91,8 +91,8 @@ type Embedding struct {
 
 // ToolCall is a tool call of a message, or a piece of one in a delta.
 type ToolCall struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
+	Index    int          `json:"index"`
+	ID       string       `json:"id"`
 	Function FunctionCall `json:"function"`
 }
 
