@@ -125,7 +125,8 @@ type rendering struct {
 	text    string
 	media   int
 	counter tokenize.Counter
-	prefix  int // tokens the engine adds before the text (a BOS)
+	prefix  int             // tokens the engine adds before the text (a BOS)
+	as      template.Engine // the rendering (one of llama.cpp's, say)
 }
 
 // PrepareChat renders a chat request (p parsed from body) for each of
@@ -166,17 +167,11 @@ func (m *Model) PrepareChat(engines []template.Engine, p *openai.Prompt, body []
 	return pp, nil
 }
 
-// render renders req as engine e may; auto is every engine custody
-// reproduces, counted by each tokenizer variant.
+// render renders req as engine e may: auto is every engine custody
+// reproduces, counted by each tokenizer variant; llamacpp is both of
+// llama.cpp's renderings where they differ on req.
 func (m *Model) render(e template.Engine, req *template.Request) ([]rendering, error) {
-	engines := []template.Engine{e}
-	if e == template.EngineAuto {
-		engines = template.Engines
-		if m.Template.Uniform(req) {
-			// Every engine renders it alike: once is enough.
-			engines = engines[:1]
-		}
-	}
+	engines := m.Template.Renderings(e, req)
 	var (
 		out     []rendering
 		refusal error
@@ -195,11 +190,11 @@ func (m *Model) render(e template.Engine, req *template.Request) ([]rendering, e
 		case m.LlamaCpp == nil:
 		case e == template.EngineAuto:
 			counters = append(counters, m.LlamaCpp)
-		case en == template.EngineLlamaCpp:
+		case en == template.EngineLlamaCpp || en.LlamaCppRendering():
 			counters = []tokenize.Counter{m.LlamaCpp}
 		}
 		for _, c := range counters {
-			r := rendering{text: p.Text, media: p.Media, counter: c}
+			r := rendering{text: p.Text, media: p.Media, counter: c, as: en}
 			if c == m.LlamaCpp {
 				r.prefix = llamaPrefix(c, p.Text, m.Template.BOS())
 			}
@@ -268,9 +263,13 @@ type Counts struct {
 	untemplated bool
 }
 
-// For returns the count for engine e.
+// For returns the count for engine e. One of llama.cpp's renderings
+// not prepared on its own is counted as llamacpp was.
 func (c Counts) For(e template.Engine) Count {
 	if n, ok := c.byEngine[e]; ok {
+		return n
+	}
+	if n, ok := c.byEngine[template.EngineLlamaCpp]; ok && e.LlamaCppRendering() {
 		return n
 	}
 	return c.other
@@ -307,20 +306,23 @@ func (pp *Prepared) Count() Counts {
 	}
 	c.byEngine = map[template.Engine]Count{}
 	counted := map[tokenize.Counter]map[string]int{}
-	for e, rs := range pp.renders {
+	count := func(r rendering) int {
+		byText := counted[r.counter]
+		if byText == nil {
+			byText = map[string]int{}
+			counted[r.counter] = byText
+		}
+		n, ok := byText[r.text]
+		if !ok {
+			n = r.counter.Count(r.text)
+			byText[r.text] = n
+		}
+		return n + r.prefix
+	}
+	span := func(rs []rendering, auto bool) Count {
 		lo, hi, bandLo := -1, -1, -1
 		for _, r := range rs {
-			byText := counted[r.counter]
-			if byText == nil {
-				byText = map[string]int{}
-				counted[r.counter] = byText
-			}
-			n, ok := byText[r.text]
-			if !ok {
-				n = r.counter.Count(r.text)
-				byText[r.text] = n
-			}
-			n += r.prefix
+			n := count(r)
 			// A text past tokenize.MaxPiece is counted in chunks: the
 			// engine's count may be that far off.
 			cs := tokenize.ChunkSlack(len(r.text))
@@ -332,10 +334,29 @@ func (pp *Prepared) Count() Counts {
 			}
 			hi = max(hi, n+cs+r.media*MaxMediaTokens)
 		}
-		if e == template.EngineAuto && m.Template.BOS() == "" {
+		if auto && m.Template.BOS() == "" {
 			hi++ // an engine may add a BOS the template does not write
 		}
-		c.byEngine[e] = Count{Local: lo, Band: check.Band{Lo: bandLo, Hi: hi + RenderedSlack}}
+		return Count{Local: lo, Band: check.Band{Lo: bandLo, Hi: hi + RenderedSlack}}
+	}
+	for e, rs := range pp.renders {
+		c.byEngine[e] = span(rs, e == template.EngineAuto)
+		if e != template.EngineLlamaCpp {
+			continue
+		}
+		// Each of llama.cpp's renderings on its own, for an upstream
+		// whose build is known: exact where llamacpp spans both.
+		for _, as := range []template.Engine{template.EngineLlamaCppShortest, template.EngineLlamaCppStream} {
+			var sub []rendering
+			for _, r := range rs {
+				if r.as == as {
+					sub = append(sub, r)
+				}
+			}
+			if _, done := c.byEngine[as]; len(sub) > 0 && !done {
+				c.byEngine[as] = span(sub, false)
+			}
+		}
 	}
 	return c
 }

@@ -25,6 +25,30 @@ const (
 // Engines are the engines Render reproduces exactly.
 var Engines = []Engine{EngineLlamaCpp, EngineVLLM}
 
+// llama.cpp's server has rendered chat templates on two Jinja engines
+// whose tojson prints numbers differently; EngineLlamaCpp is either, and
+// custody counts a request both ways where they differ on it. These two
+// are not config values: serve's start-up probe and custody doctor tell
+// which one an upstream runs (DetectLlamaCpp).
+const (
+	// EngineLlamaCppShortest prints a float in its shortest exact form
+	// (48.8606111, 2.5e+10) and an integer as written: the builds the
+	// shared chat-template fixtures were recorded from. It is how
+	// EngineLlamaCpp renders when asked for one rendering.
+	EngineLlamaCppShortest Engine = "llamacpp-shortest"
+	// EngineLlamaCppStream is llama.cpp's own Jinja engine (common/jinja;
+	// commit 80fb11a, shipped by node-llama-cpp 3.21.1): tojson prints a
+	// float as a C++ stream does (%g: 48.8606, 1.23457e+06), a bare float
+	// as std::to_string does ("48.860611"), and wraps an integer past
+	// int64 (18446744073709551615 is -1).
+	EngineLlamaCppStream Engine = "llamacpp-stream"
+)
+
+// LlamaCppRendering reports whether e is one of llama.cpp's renderings.
+func (e Engine) LlamaCppRendering() bool {
+	return e == EngineLlamaCppShortest || e == EngineLlamaCppStream
+}
+
 // ParseEngine checks a config value; "" is EngineAuto.
 func ParseEngine(s string) (Engine, error) {
 	switch e := Engine(s); e {
@@ -40,8 +64,10 @@ func ParseEngine(s string) (Engine, error) {
 // Render reproduces (sglang as vllm).
 func (e Engine) renderAs() (Engine, bool) {
 	switch e {
-	case EngineLlamaCpp, EngineVLLM:
+	case EngineLlamaCpp, EngineVLLM, EngineLlamaCppStream:
 		return e, true
+	case EngineLlamaCppShortest:
+		return EngineLlamaCpp, true
 	case EngineSGLang:
 		return EngineVLLM, true
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -23,7 +24,23 @@ const maxDepth = 128
 // encoding/json decodes them (invalid UTF-8 and lone surrogates become
 // U+FFFD); FuzzDecode holds the two to the same values.
 func decode(data []byte) (jinja.Value, error) {
-	p := &parser{b: data}
+	v, _, err := decodeInts(data, false)
+	return v, err
+}
+
+// decodeInts is decode, with an integer literal between int64's maximum
+// and uint64's wrapped into int64 when wrap is set, as llama.cpp's Jinja
+// engine takes it (nlohmann's unsigned integer read as int64_t:
+// 18446744073709551615 is -1); without wrap it is a float, as Python
+// would print it nearly. big reports whether an integer literal was
+// outside int64.
+func decodeInts(data []byte, wrap bool) (v jinja.Value, big bool, err error) {
+	p := &parser{b: data, wrap: wrap}
+	v, err = p.document()
+	return v, p.big, err
+}
+
+func (p *parser) document() (jinja.Value, error) {
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -39,6 +56,9 @@ func decode(data []byte) (jinja.Value, error) {
 type parser struct {
 	b []byte
 	i int
+	// wrap: integers past int64 wrap as llama.cpp's engine reads them;
+	// big: such an integer was read.
+	wrap, big bool
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -187,7 +207,15 @@ func (p *parser) number() (jinja.Value, error) {
 			return jinja.Undefined(), p.errorf("bad number")
 		}
 	}
-	return number(json.Number(p.b[start:p.i])), nil
+	n := json.Number(p.b[start:p.i])
+	v := number(n)
+	if v.IsFloat() && !strings.ContainsAny(string(n), ".eE") {
+		p.big = true
+		if u, err := strconv.ParseUint(string(n), 10, 64); err == nil && p.wrap {
+			return jinja.NewInt(int64(u)), nil
+		}
+	}
+	return v, nil
 }
 
 // str scans a string at p.i (its opening quote). Without escapes or

@@ -14,13 +14,30 @@ const prefillMarker = "\x00custody-prefill\x00"
 
 // renderLlamaCpp renders as llama.cpp's server does (common/chat):
 // messages rebuilt from what it parses, tools re-serialised, a final
-// assistant message continued rather than closed.
-func (t *Template) renderLlamaCpp(c *chat) (string, error) {
+// assistant message continued rather than closed. forms is how its
+// template engine prints floats where that is not as custody's prints
+// them (nil: alike).
+func (t *Template) renderLlamaCpp(c *chat, forms floatForms) (string, error) {
 	msgs := make([]jinja.Value, len(c.messages))
 	for i, m := range c.messages {
-		msgs[i] = t.llamaMessage(m)
+		msgs[i] = t.llamaMessage(m, c.wrap)
 	}
 	tools := llamaTools(c.tools)
+	if forms != nil {
+		for i := range msgs {
+			msgs[i] = markFloats(msgs[i], forms)
+		}
+		tools = markFloats(tools, forms)
+	}
+	if c.seps {
+		msgs, tools = markToolSeparators(msgs, tools)
+	}
+	out, err := t.renderLlamaMessages(c, msgs, tools)
+	return unmarkSeparators(unmarkFloats(out)), err
+}
+
+// renderLlamaMessages renders llama.cpp's messages and tools.
+func (t *Template) renderLlamaMessages(c *chat, msgs []jinja.Value, tools jinja.Value) (string, error) {
 	vars := func(ms []jinja.Value, gen bool) map[string]jinja.Value {
 		v := t.vars(c, ms, tools, gen)
 		if _, set := v["enable_thinking"]; !set && c.effort == "none" {
@@ -57,7 +74,7 @@ func (t *Template) renderLlamaCpp(c *chat) (string, error) {
 // llamaMessage is a message as llama.cpp hands it to the template:
 // developer is system, content a string (null is "", text parts joined),
 // tool-call arguments parsed when the template prints objects.
-func (t *Template) llamaMessage(m jinja.Value) jinja.Value {
+func (t *Template) llamaMessage(m jinja.Value, wrap bool) jinja.Value {
 	out := clone(m)
 	d := out.AsDict()
 	if str(get(m, "role")) == "developer" {
@@ -68,7 +85,7 @@ func (t *Template) llamaMessage(m jinja.Value) jinja.Value {
 		fn := get(tc, "function")
 		args := get(fn, "arguments")
 		if t.objectArgs {
-			args = parsedArguments(args, false)
+			args = parsedArguments(args, false, wrap)
 		}
 		call := dict("type", "function", "function", dict("name", get(fn, "name"), "arguments", args))
 		if id := get(tc, "id"); id.IsString() {

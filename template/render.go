@@ -35,22 +35,64 @@ func (t *Template) Render(e Engine, body []byte) (Prompt, error) {
 
 // Request is a chat request decoded once, to be rendered for several
 // engines.
-type Request struct{ c *chat }
+type Request struct {
+	c *chat
+	// body is kept for EngineLlamaCppStream when big: its integers past
+	// int64 are decoded again, wrapped.
+	body []byte
+	big  bool
+	// numbers: a message or tool holds a float or an integer past
+	// int64, which llama.cpp's two renderings print differently.
+	numbers bool
+}
 
 // ParseRequest decodes a chat request body.
 func ParseRequest(body []byte) (*Request, error) {
-	req, err := decode(body)
-	if err != nil {
-		return nil, fmt.Errorf("decoding request: %w", err)
-	}
-	if !req.IsDict() {
-		return nil, errors.New("request must be a JSON object")
-	}
-	c, err := newChat(req)
+	c, big, err := parseChat(body, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Request{c: c}, nil
+	r := &Request{c: c, body: body, big: big}
+	r.numbers = big || c.hasNumbers()
+	return r, nil
+}
+
+func parseChat(body []byte, wrap bool) (*chat, bool, error) {
+	req, big, err := decodeInts(body, wrap)
+	if err != nil {
+		return nil, false, fmt.Errorf("decoding request: %w", err)
+	}
+	if !req.IsDict() {
+		return nil, false, errors.New("request must be a JSON object")
+	}
+	c, err := newChat(req)
+	if err != nil {
+		return nil, false, err
+	}
+	c.seps = hasSeparators(body)
+	c.wrap = wrap
+	return c, big, nil
+}
+
+// Renderings are the renderings a request is counted under for engine
+// e: llama.cpp's two where they differ on it (both, for EngineLlamaCpp,
+// whose build custody does not know), every engine's for auto (one
+// where they all render it alike), else e itself.
+func (t *Template) Renderings(e Engine, r *Request) []Engine {
+	switch e {
+	case EngineLlamaCpp:
+		if r.numbers {
+			return []Engine{EngineLlamaCppShortest, EngineLlamaCppStream}
+		}
+		return []Engine{EngineLlamaCppShortest}
+	case EngineAuto:
+		if t.Uniform(r) {
+			return []Engine{EngineLlamaCppShortest}
+		}
+		out := t.Renderings(EngineLlamaCpp, r)
+		return append(out, EngineVLLM)
+	}
+	return []Engine{e}
 }
 
 // RenderRequest renders a decoded request as engine e would.
@@ -65,7 +107,15 @@ func (t *Template) RenderRequest(e Engine, r *Request) (Prompt, error) {
 	)
 	switch as {
 	case EngineLlamaCpp:
-		text, err = t.renderLlamaCpp(r.c)
+		text, err = t.renderLlamaCpp(r.c, nil)
+	case EngineLlamaCppStream:
+		c := r.c
+		if r.big {
+			if c, _, err = parseChat(r.body, true); err != nil {
+				return Prompt{}, err
+			}
+		}
+		text, err = t.renderLlamaCpp(c, streamForms)
 	case EngineVLLM:
 		text, err = t.renderVLLM(r.c)
 	}
@@ -107,6 +157,56 @@ type chat struct {
 	// vLLM's own request fields: add_generation_prompt (default true)
 	// and continue_final_message.
 	genPrompt, continueFinal bool
+	// seps: the body may hold U+2028 or U+2029 (markSeparators).
+	seps bool
+	// wrap: decoded for llama.cpp's Jinja engine, integers past int64
+	// wrapped; tool-call arguments are parsed alike.
+	wrap bool
+}
+
+// hasNumbers reports whether a message or tool holds a float, or a
+// tool call's JSON-string arguments do.
+func (c *chat) hasNumbers() bool {
+	if hasFloat(c.tools) {
+		return true
+	}
+	for _, m := range c.messages {
+		if hasFloat(m) {
+			return true
+		}
+		for _, tc := range items(get(m, "tool_calls")) {
+			args := get(get(tc, "function"), "arguments")
+			if !args.IsString() {
+				continue
+			}
+			v, big, err := decodeInts([]byte(args.AsString()), false)
+			if err == nil && (big || hasFloat(v)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasFloat(v jinja.Value) bool {
+	switch {
+	case v.IsFloat():
+		return true
+	case v.IsList():
+		for _, it := range v.AsList().Items {
+			if hasFloat(it) {
+				return true
+			}
+		}
+	case v.IsDict():
+		d := v.AsDict()
+		for _, k := range d.Keys {
+			if hasFloat(d.Data[k]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ErrClientTemplate is returned for a request that brings its own
@@ -200,11 +300,11 @@ func mapToolCalls(msg *jinja.Dict, f func(call jinja.Value) jinja.Value) {
 // parsedArguments is a tool call's JSON-string arguments parsed, as
 // engines parse them for templates that print objects (only into an
 // object, with objectsOnly, as vLLM does); anything else is itself.
-func parsedArguments(args jinja.Value, objectsOnly bool) jinja.Value {
+func parsedArguments(args jinja.Value, objectsOnly, wrap bool) jinja.Value {
 	if !args.IsString() {
 		return args
 	}
-	parsed, err := decode([]byte(args.AsString()))
+	parsed, _, err := decodeInts([]byte(args.AsString()), wrap)
 	if err != nil || objectsOnly && !parsed.IsDict() {
 		return args
 	}

@@ -21,14 +21,18 @@ func (t *Template) renderVLLM(c *chat) (string, error) {
 	for i := range msgs {
 		msgs[i] = pyFloats(msgs[i])
 	}
+	tools := pyFloats(vllmTools(c.tools))
+	if c.seps {
+		msgs, tools = markToolSeparators(msgs, tools)
+	}
 	if c.continueFinal && c.genPrompt {
 		return "", &RaiseError{Message: "continue_final_message and add_generation_prompt cannot both be true"}
 	}
-	out, err := t.exec(t.vars(c, msgs, pyFloats(vllmTools(c.tools)), c.genPrompt && !c.continueFinal))
+	out, err := t.exec(t.vars(c, msgs, tools, c.genPrompt && !c.continueFinal))
 	if err != nil {
 		return "", err
 	}
-	out = unmarkFloats(out)
+	out = unmarkSeparators(unmarkFloats(out))
 	if c.continueFinal {
 		return continueFinal(out, c.messages[len(c.messages)-1])
 	}
@@ -83,7 +87,7 @@ func (t *Template) vllmMessage(m jinja.Value) jinja.Value {
 	mapToolCalls(d, func(tc jinja.Value) jinja.Value {
 		call, fn := clone(tc), clone(get(tc, "function"))
 		if args, ok := fn.AsDict().Get("arguments"); ok {
-			fn.AsDict().Set("arguments", parsedArguments(args, true))
+			fn.AsDict().Set("arguments", parsedArguments(args, true, false))
 		}
 		call.AsDict().Set("function", fn)
 		return call
