@@ -46,6 +46,9 @@ func (s *Stream) Chunk(c *openai.Response) error {
 		return custody.Errorf(custody.CodeStreamInconsistent, "a chunk's created time is %d s after the stream's first", c.Created-s.Created)
 	}
 	s.Last = c.Created
+	if err := Usage(c.Usage); err != nil {
+		return err
+	}
 	for _, ch := range c.Choices {
 		if err := FinishReason(ch.FinishReason); err != nil {
 			return err

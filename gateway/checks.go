@@ -309,3 +309,26 @@ func (s *streamScan) check(sc Scanner) bool {
 	}
 	return s.x.tx.Rejected()
 }
+
+// choicesAsker is a request that says how many choices it asked for (the
+// OpenAI dialects' n; 0: one).
+type choicesAsker interface{ Choices() int }
+
+// shapeOf is the shape check's error for a response read as r: its
+// dialect's, or more choices than the wire request asked for.
+func (x *exchange) shapeOf(r Reading) error {
+	if r.Shape != nil {
+		return r.Shape
+	}
+	return x.choicesError(r.Choices)
+}
+
+// choicesError is check.Choices of got choices against the wire
+// request's n, for a wire with choices.
+func (x *exchange) choicesError(got int) error {
+	q, ok := x.wreq.(choicesAsker)
+	if !ok || got == 0 {
+		return nil
+	}
+	return check.Choices(got, q.Choices())
+}

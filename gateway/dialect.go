@@ -137,6 +137,11 @@ type Reading struct {
 	// refusals, tool names and arguments, logprob tokens, ...), for the
 	// contamination scan; in an event, valid until the next Read.
 	Texts []Text
+	// Choices is the number of choices (a chat or completions
+	// response's; in a stream, the highest choice index so far plus one),
+	// for the exchange to hold to what the request asked for; 0 for
+	// dialects without choices.
+	Choices int
 	// Shape is nil for a success; else why a 200 is not one
 	// (upstream_error_as_success: an error body, no choices, an abort).
 	// Set by ParseResponse; an event's shape failure is Read's error.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"math"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
@@ -83,7 +84,7 @@ func readingOf(r *openai.Response, texts []Text) Reading {
 	r.EachText(func(field string, choice, index int, s string) {
 		texts = appendText(texts, field, choice, index, s)
 	})
-	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Texts: texts}
+	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Texts: texts, Choices: len(r.Choices)}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens, Cached: r.Usage.Cached()}
 	}
@@ -108,6 +109,7 @@ func (q *openaiRequest) Upstream(model string, set ...openai.Member) []byte {
 	return q.r.Rewrite(model, set...)
 }
 func (q *openaiRequest) Digest(model string) [32]byte { return q.r.Digest(model) }
+func (q *openaiRequest) Choices() int                 { return q.r.N }
 
 // openaiStream reads an OpenAI SSE stream: one chunk per data event,
 // [DONE] at the end.
@@ -115,6 +117,7 @@ type openaiStream struct {
 	ident check.Stream
 	chunk openai.Response // reused across events
 	texts []Text          // reused across events
+	index int             // the highest choice index so far, plus one
 }
 
 func (s *openaiStream) Read(data []byte) (Event, error) {
@@ -132,6 +135,16 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 	c := &s.chunk
 	rd := readingOf(c, s.texts[:0])
 	s.texts = rd.Texts
+	for i := range c.Choices {
+		// A negative index is no choice a client can place: counted
+		// past any n, so that it is refused.
+		if ix := c.Choices[i].Index; ix < 0 {
+			s.index = math.MaxInt
+		} else if ix >= s.index && s.index != math.MaxInt {
+			s.index = ix + 1
+		}
+	}
+	rd.Choices = s.index
 	return Event{Reading: rd, UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c}, nil
 }
 

@@ -40,7 +40,7 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	}
 
 	if x.g.checks.runs(custody.CheckShape) {
-		x.verdictOf(r.Shape, custody.CheckShape)
+		x.verdictOf(x.shapeOf(r), custody.CheckShape)
 	}
 	x.checkModel(rt)
 	// Identity before accounting, as in a stream: a swapped response is

@@ -65,6 +65,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			continue // upstream keep-alives are not relayed
 		}
 		ev, err := events.Read(raw.Data)
+		if err == nil {
+			err = x.choicesError(ev.Choices)
+		}
 		if raw.Cut && (err != nil || !ev.Terminal) {
 			break // the input ended inside this event: truncated
 		}

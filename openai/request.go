@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/custody-gateway/custody/internal/jsonvalid"
@@ -33,6 +34,9 @@ type Request struct {
 	Model        string
 	Stream       bool
 	IncludeUsage bool // stream_options.include_usage was true
+	// N is the choices asked for (n); 0 when absent, null or not an
+	// integer (the upstream's to refuse): one.
+	N int
 
 	model, streamOptions span // byte ranges in Body; zero when absent
 	// set are the members custody may set (cache_salt, cache_prompt):
@@ -94,6 +98,10 @@ func ParseRequest(body []byte) (*Request, error) {
 			case "false", "null":
 			default:
 				return badf("stream must be a boolean")
+			}
+		case "n":
+			if n, err := strconv.Atoi(string(v)); err == nil && n > 0 {
+				r.N = n
 			}
 		case "cache_salt", "cache_prompt":
 			if r.set == nil {
