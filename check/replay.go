@@ -193,3 +193,11 @@ func ResponseClaims(provider, responseID, txID string, requestDigest [32]byte, r
 	}
 	return cs
 }
+
+// StreamClaim is what delivering a stream with no id claims: the digest
+// of its content (each event's data, as custody read it), owned, as a
+// body digest is, by the request it answered. The same stream is a
+// legitimate answer to the same request, never to a different one.
+func StreamClaim(requestDigest, stream [32]byte) ReplayClaim {
+	return ReplayClaim{hexAfter("stream\x00", stream[:]), hexAfter(requestOwnerPrefix, requestDigest[:16])}
+}

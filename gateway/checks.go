@@ -79,8 +79,8 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 // checkReplay claims the response id for this transaction and the body
 // digest for the request it answered (check.ResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
-	if !x.g.checks.runs(custody.CheckReplay) {
-		return
+	if !x.g.checks.runs(custody.CheckReplay) || id == "" && body == nil {
+		return // a stream with no id: checkStreamReplay, at its end
 	}
 	now := x.g.now()
 	var asked [32]byte
@@ -109,6 +109,8 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	}
 	x.verdictOf(err, custody.CheckReplay)
 }
+
+func errorsIsIndexDown(err error) bool { return errors.Is(err, errIndexDown) }
 
 // errIndexDown is claimShared's error when the index does not answer.
 var errIndexDown = errors.New("the shared index is unavailable")

@@ -39,6 +39,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		tb = x.bridge.NewStream()
 	}
 	scan := &streamScan{x: x}
+	digest := newStreamDigest() // for the replay check of a stream with no id
 	var (
 		sawUsage  bool
 		cached    int    // usage.prompt_tokens_details.cached_tokens
@@ -74,6 +75,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if err != nil && x.g.checks.runs(custody.CodeOf(err).Check()) {
 			return x.upstreamFault(rt, err)
 		}
+		digest.add(raw.Data)
 		if ev.Usage != nil {
 			// Before the terminal check: a Responses stream reports its
 			// usage in its terminal event.
@@ -155,6 +157,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if x.verdictOf(events.End(sawUsage), custody.CheckStream); tx.Rejected() {
 			return firstFailure(tx)
 		}
+	}
+	if x.checkStreamReplay(rt, digest); tx.Rejected() {
+		return firstFailure(tx)
 	}
 	x.checkPromptTokens(sawUsage)
 	x.checkCache(rt, cached)
