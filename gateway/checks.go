@@ -73,7 +73,16 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 		tx.Flag(custody.CheckPromptTokens, custody.CodePromptTokenMismatch, "no usage reported")
 		return
 	}
-	x.verdictOf(check.PromptTokens(tx.PromptTokensReported, n.Band), custody.CheckPromptTokens)
+	err := check.PromptTokens(tx.PromptTokensReported, n.Band)
+	if err == nil && x.prompt.unrendered {
+		// Only the untemplated band, far wider than the exact one, was
+		// checked: the check could not run as it should, which is never
+		// "ok" (SPEC: a needed check that cannot run is flagged).
+		tx.Flag(custody.CheckPromptTokens, custody.CodePromptTokenMismatch,
+			fmt.Sprintf("bounded: the model's template could not render the prompt; checked against the untemplated band [%d,%d] only", n.Band.Lo, n.Band.Hi))
+		return
+	}
+	x.verdictOf(err, custody.CheckPromptTokens)
 }
 
 // checkReplay claims the response id for this transaction and the body

@@ -57,6 +57,11 @@ type promptWork struct {
 	// before the work starts; read-only.
 	text     string
 	rendered bool
+	// unrendered: the model has a template custody could not render this
+	// prompt with (nested past the renderer's depth, a feature its Jinja
+	// engine lacks), so the count is the untemplated band's, not the
+	// exact one. Set before the work starts; read-only.
+	unrendered bool
 }
 
 func (p *promptWork) wait() *promptWork { <-p.done; return p }

@@ -112,7 +112,8 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 
 // startPromptWork counts and fingerprints the prompt in a goroutine.
 func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
-	w := &promptWork{done: make(chan struct{})}
+	w := &promptWork{done: make(chan struct{}),
+		unrendered: pp.Unrendered != nil && !errors.Is(pp.Unrendered, template.ErrClientTemplate)}
 	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
 	raw := "" // the messages' text, which contamination fingerprints
 	if w.text, w.rendered = pp.Text(); !w.rendered {

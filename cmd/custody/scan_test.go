@@ -72,7 +72,17 @@ func (tp *tamper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tp.mu.Lock()
 	tp.bodies[r.URL.Path] = append(tp.bodies[r.URL.Path], body)
 	tp.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	forward := body
+	if bytes.Contains(body, []byte("case:deep:")) {
+		// The simulator's renderer has custody's depth limit: it is
+		// sent the schema 10 levels shallower, and counts about what an
+		// engine without the limit counts for the whole.
+		level := `{"type":"object","properties":{"x":`
+		forward = bytes.Replace(forward, []byte(level), nil, 10)
+		forward = bytes.Replace(forward, []byte(`{"type":"string"}`+strings.Repeat("}}", 10)), []byte(`{"type":"string"}`), 1)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(forward))
+	r.ContentLength = int64(len(forward))
 	rec := httptest.NewRecorder()
 	tp.sim.ServeHTTP(rec, r)
 	out := rec.Body.Bytes()
@@ -412,7 +422,7 @@ providers:
   - {name: direct, kind: openai, responses: true, base_url: "TAMPER", timeout: 20s}
   - {name: claude, kind: anthropic, engine: llamacpp, base_url: "TAMPER", timeout: 20s}
 models:
-  - {name: m-tamper, tokenizer: o200k_base, context_window: 32768, routes: [{provider: chatwire, model: sim-1}]}
+  - {name: m-tamper, tokenizer: o200k_base, chat_template: builtin:chatml, context_window: 32768, routes: [{provider: chatwire, model: sim-1}]}
   - {name: m-direct, tokenizer: o200k_base, context_window: 32768, routes: [{provider: direct, model: sim-1}]}
   - {name: m-claude, tokenizer: o200k_base, context_window: 32768, routes: [{provider: claude, model: sim-1}]}
 `
@@ -598,5 +608,32 @@ func TestScanIDLessStreamReplay(t *testing.T) {
 	status, body, checks, _ = exchangeAt(t, s.URL, "/v1/chat/completions", "sk-beta", second)
 	if !strings.Contains(checks, "replay=response_replayed") || strings.Contains(body, "[DONE]") {
 		t.Errorf("an id-less stream delivered again to another request: %d %q\n%.600s", status, checks, body)
+	}
+}
+
+// TestScanDeepSchemaBounded: a tool schema nested past the renderer's
+// depth leaves the prompt counted without its template, against a band
+// hundreds of tokens wide: the check says so and the answer is flagged
+// (it said prompt_tokens=ok).
+func TestScanDeepSchemaBounded(t *testing.T) {
+	_, s := startScan(t, "")
+	schema := `{"type":"string"}`
+	for range 70 { // two levels of JSON nesting each: past 128
+		schema = `{"type":"object","properties":{"x":` + schema + `}}`
+	}
+	body := `{"model":"m-tamper","max_tokens":6,"messages":[{"role":"user","content":"hello there case:deep:0"}],` +
+		`"tools":[{"type":"function","function":{"name":"deep","description":"d","parameters":` + schema + `}}]}`
+	status, out, checks, h := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", body)
+	if status != 200 {
+		t.Fatalf("%d %.300s", status, out)
+	}
+	if strings.Contains(checks, "prompt_tokens=ok") || !strings.Contains(checks, "prompt_tokens=prompt_token_mismatch") || h.Get("Custody-Verdict") != "flagged" {
+		t.Errorf("a count against the untemplated band only: verdict %q checks %q", h.Get("Custody-Verdict"), checks)
+	}
+	// The same request with a shallow schema is exact, and ok.
+	body = `{"model":"m-tamper","max_tokens":6,"messages":[{"role":"user","content":"hello there"}],` +
+		`"tools":[{"type":"function","function":{"name":"deep","description":"d","parameters":{"type":"object","properties":{"x":{"type":"string"}}}}}]}`
+	if _, out, checks, _ := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", body); !strings.Contains(checks, "prompt_tokens=ok") {
+		t.Errorf("shallow schema: %q %.300s", checks, out)
 	}
 }
