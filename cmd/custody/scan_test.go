@@ -185,6 +185,31 @@ func tamperChat(out []byte, mode, leak string) []byte {
 		return out
 	}
 	choice := m["choices"].([]any)[0].(map[string]any)
+	usage, _ := m["usage"].(map[string]any)
+	switch mode { // upstream faults
+	case "two_choices":
+		second := map[string]any{}
+		for k, v := range choice {
+			second[k] = v
+		}
+		second["index"] = 1
+		m["choices"] = []any{choice, second}
+		return jsonOf(m)
+	case "null_finish":
+		choice["finish_reason"] = nil
+		return jsonOf(m)
+	case "unknown_finish":
+		choice["finish_reason"] = "sideways"
+		return jsonOf(m)
+	case "no_message":
+		delete(choice, "message")
+		return jsonOf(m)
+	case "neg_tokens":
+		usage["completion_tokens"] = -100
+		return jsonOf(m)
+	case "huge_tokens":
+		return bytes.Replace(jsonOf(m), []byte(`"completion_tokens":`), []byte(`"completion_tokens":9223372036854775807,"x":`), 1)
+	}
 	message := choice["message"].(map[string]any)
 	add, lp := chatDelta(mode, leak)
 	for k, v := range add {
@@ -635,5 +660,22 @@ func TestScanDeepSchemaBounded(t *testing.T) {
 		`"tools":[{"type":"function","function":{"name":"deep","description":"d","parameters":{"type":"object","properties":{"x":{"type":"string"}}}}}]}`
 	if _, out, checks, _ := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", body); !strings.Contains(checks, "prompt_tokens=ok") {
 		t.Errorf("shallow schema: %q %.300s", checks, out)
+	}
+}
+
+// TestScanUpstreamFaults: an answer that is not one (two choices where
+// one was asked, a null or unknown finish_reason, no message, usage of
+// -100 or 2^63-1 tokens) is upstream_error_as_success on the chat front
+// and on the Messages and Responses fronts translated to chat: never a
+// 500 internal_error (the translators' failure), never verified.
+func TestScanUpstreamFaults(t *testing.T) {
+	_, s := startScan(t, "")
+	for _, mode := range []string{"two_choices", "null_finish", "unknown_finish", "no_message", "neg_tokens", "huge_tokens"} {
+		for _, path := range []string{"/v1/chat/completions", "/v1/messages", "/v1/responses"} {
+			status, body, checks, _ := exchangeAt(t, s.URL, path, "sk-acme", attackBody(path, "m-tamper", mode, 1, false))
+			if status != 502 || !strings.Contains(body, "upstream_error_as_success") || !strings.Contains(checks, "shape=upstream_error_as_success") {
+				t.Errorf("%s %s: %d %q %.300s", mode, path, status, checks, body)
+			}
+		}
 	}
 }
