@@ -259,6 +259,13 @@ func (c *Config) Validate(file string) error {
 		default:
 			bad(key+".cache_isolation", "%q is not tenant, tenant_use_case, disable or off", p.CacheIsolation)
 		}
+		if p.Responses && p.CacheIsolation != "off" {
+			// The Responses requests passed through carry no cache
+			// member custody sets, and no engine contract says how a
+			// Responses endpoint's cache is keyed: isolation would be
+			// claimed and not applied.
+			bad(key+".cache_isolation", "%q cannot apply to the Responses requests passed through to a provider with responses: true; use cache_isolation: off there, or a second provider without responses: true for isolated traffic", p.CacheIsolation)
+		}
 		switch p.Engine {
 		case "auto", "llamacpp", "vllm", "sglang", "openai":
 		default:

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/custody-gateway/custody/sim"
 	"github.com/custody-gateway/custody/tokenize"
@@ -677,5 +679,35 @@ func TestScanUpstreamFaults(t *testing.T) {
 				t.Errorf("%s %s: %d %q %.300s", mode, path, status, checks, body)
 			}
 		}
+	}
+}
+
+// TestScanResponsesCacheIsolationRefused: a provider with responses:
+// true and cache_isolation: tenant started, and its Responses requests
+// went out with no salt of custody's, the client's own cache_salt, and no
+// cache check. The combination is now refused at start, saying which key.
+func TestScanResponsesCacheIsolationRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "tenants:\n  - {id: acme, api_keys: [sk-acme]}\nproviders:\n"+
+		"  - {name: direct, kind: sim, responses: true, cache_isolation: tenant}\n"+
+		"models:\n  - {name: m, context_window: 32768, routes: [{provider: direct, model: sim-1}]}\n")
+	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd.Dir = dir
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(out.String(), "providers[0].cache_isolation") {
+			t.Errorf("exit %v:\n%s", err, out)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("custody serve started with cache isolation it cannot apply:\n%s", out)
 	}
 }
