@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMessagesTexts: every text a Messages client reads, in a body or a
+// stream event, whatever the member's case or how often it is written.
+func TestMessagesTexts(t *testing.T) {
+	tests := []struct {
+		name, data string
+		stream     bool
+		want       []Text
+	}{
+		{"text delta", `{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"hi"}}`, true,
+			[]Text{{Place: Place{Field: "text", Choice: 2}, S: "hi"}}},
+		{"thinking delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`, true,
+			[]Text{{Place: Place{Field: "thinking"}, S: "hmm"}}},
+		{"input json delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}`, true,
+			[]Text{{Place: Place{Field: "partial_json", Choice: 1}, S: `{"a":`}}},
+		{"tool use start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"f","input":{"k":["v",2]}}}`, true,
+			[]Text{{Place: Place{Field: "name"}, S: "f", Whole: true}, {Place: Place{Field: "input"}, S: "k", Whole: true},
+				{Place: Place{Field: "input"}, S: "v", Whole: true}, {Place: Place{Field: "input"}, S: "2", Whole: true}}},
+		{"case variant and duplicate", `{"type":"content_block_delta","index":0,"delta":{"TEXT":"a","text":"b","text":"c"}}`, true,
+			[]Text{{Place: Place{Field: "text"}, S: "a"}, {Place: Place{Field: "text"}, S: "b"}, {Place: Place{Field: "text"}, S: "c"}}},
+		{"body", `{"type":"message","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"text","text":"y"}]}`, false,
+			[]Text{{Place: Place{Field: "thinking"}, S: "x", Whole: true}, {Place: Place{Field: "text"}, S: "y", Whole: true}}},
+		{"not JSON", `{"text":"a"`, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := messagesTexts(nil, []byte(tt.data), tt.stream); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestResponsesTexts: a Responses delta continues its part; the texts
+// of other events are whole.
+func TestResponsesTexts(t *testing.T) {
+	got := responsesTexts(nil, []byte(`{"type":"response.function_call_arguments.delta","output_index":3,"item_id":"fc","delta":"{\"a"}`), true)
+	want := []Text{{Place: Place{Field: "response.function_call_arguments.delta", Choice: 3}, S: `{"a`}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("delta: %+v", got)
+	}
+	got = responsesTexts(nil, []byte(`{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":2,"delta":"x"}`), true)
+	if want := (Place{Field: "response.reasoning_summary_text.delta", Index: 2}); len(got) != 1 || got[0].Place != want {
+		t.Errorf("summary delta: %+v", got)
+	}
+	got = responsesTexts(nil, []byte(`{"output":[{"type":"function_call","name":"f","arguments":"{}"},{"type":"reasoning","summary":[{"type":"summary_text","text":"s"}]},`+
+		`{"type":"message","content":[{"type":"refusal","refusal":"no"}]}]}`), false)
+	var ss []string
+	for _, t := range got {
+		ss = append(ss, t.S)
+	}
+	if want := []string{"f", "{}", "s", "no"}; !reflect.DeepEqual(ss, want) {
+		t.Errorf("body texts %q, want %q", ss, want)
+	}
+}
+
+// FuzzJSONTexts: on any input jsonTexts neither panics nor hangs, and on
+// valid JSON it reports at least every string that encoding/json reads
+// under a member whose name (case-folded) is one of the keys: what a
+// client decoding the same bytes may show.
+func FuzzJSONTexts(f *testing.F) {
+	for _, dir := range []string{"testdata/texts", "../anthropic/testdata/streams", "../responses/testdata/streams"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					f.Add([]byte(d))
+				} else if json.Valid(sc.Bytes()) {
+					f.Add(bytes.Clone(sc.Bytes()))
+				}
+			}
+		}
+	}
+	f.Add([]byte(`{"type":"content_block_delta","index":0,"delta":{"Text":"a","text":"b"}}`))
+	f.Add([]byte(`{"input":{"a":[1,{"b":"c"}],"d":null},"name":"\u0045"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got []string
+		_, err := jsonTexts(b, messagesTextKeys, messagesWholeKeys, func(_, s string) { got = append(got, s) })
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		if err != nil && !strings.Contains(err.Error(), "nested too deep") {
+			t.Fatalf("valid JSON %q: %v", b, err)
+		}
+		if err != nil {
+			return
+		}
+		var want []string
+		var walk func(v any, key string, whole bool)
+		walk = func(v any, key string, whole bool) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, e := range v {
+					if whole {
+						want = append(want, k)
+						walk(e, key, true)
+						continue
+					}
+					nk, nw := match(messagesTextKeys, k), false
+					if m := match(messagesWholeKeys, k); m != "" {
+						nk, nw = m, true
+					}
+					walk(e, nk, nw)
+				}
+			case []any:
+				for _, e := range v {
+					walk(e, key, whole)
+				}
+			case string:
+				if key != "" || whole {
+					want = append(want, v)
+				}
+			}
+		}
+		walk(v, "", false)
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Fatalf("%q: %q read by encoding/json is not a text (got %q)", b, w, got)
+			}
+		}
+	})
+}
