@@ -197,5 +197,30 @@ func responsesTexts(dst []Text, data []byte, stream bool) []Text {
 		}
 		dst = append(dst, t)
 	}
-	return dst
+	return decodeArguments(dst, false)
+}
+
+// argumentFields are the fields whose text is JSON the client's
+// application decodes (a tool call's arguments).
+var argumentFields = map[string]bool{"tool_calls.function.arguments": true, "function_call.arguments": true, "arguments": true}
+
+// decodeArguments appends, for each whole tool-call arguments text of
+// texts that holds a JSON escape, the strings, keys and numbers it
+// decodes to: the application reads "\u0073ecret" as "secret", which
+// the scan of the JSON text as written would not. (A stream's argument
+// deltas are fragments of JSON, not decodable one by one; their whole
+// text is, where an event repeats it.)
+func decodeArguments(texts []Text, whole bool) []Text {
+	for i, n := 0, len(texts); i < n; i++ {
+		t := texts[i]
+		if !(whole || t.Whole) || !argumentFields[t.Field] || !strings.Contains(t.S, "\\") {
+			continue
+		}
+		w := textWalker{dec: json.NewDecoder(strings.NewReader(t.S)), fn: func(_, s string) {
+			texts = append(texts, Text{Place: t.Place, S: s, Whole: true})
+		}}
+		w.dec.UseNumber()
+		_ = w.value(t.Field, true, 0)
+	}
+	return texts
 }

@@ -140,3 +140,21 @@ func FuzzJSONTexts(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeArguments: a whole tool call's arguments are also scanned as
+// the application decodes them, escapes undone.
+func TestDecodeArguments(t *testing.T) {
+	in := []Text{{Place: Place{Field: "tool_calls.function.arguments"}, S: `{"k\u0065y":"\u0073ecret","n":[1]}`},
+		{Place: Place{Field: "content"}, S: `\u0073`}}
+	got := decodeArguments(in, true)
+	var ss []string
+	for _, t := range got[2:] {
+		ss = append(ss, t.S)
+	}
+	if want := []string{"key", "secret", "n", "1"}; !reflect.DeepEqual(ss, want) {
+		t.Errorf("decoded %q, want %q", ss, want)
+	}
+	if got := decodeArguments(in[:1], false); len(got) != 1 {
+		t.Errorf("a stream's argument delta was decoded: %+v", got)
+	}
+}
