@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -79,4 +80,74 @@ func TestHasMessage(t *testing.T) {
 			t.Errorf("%s: HasMessage %v", body, r.Choices[0].HasMessage)
 		}
 	}
+}
+
+// FuzzEachTextExact: whatever ParseResponse accepts, EachText reports
+// exactly the texts an exact-case reader (a JavaScript or Python client)
+// finds in the members a client shows, in order: custody scans what the
+// client reads, not what Go's case-folding decoder reads.
+func FuzzEachTextExact(f *testing.F) {
+	addSeeds(f, "testdata/responses")
+	f.Add([]byte(`{"choices":[{"delta":{"reasoning_content":"r","Reasoning_content":"s"}}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseResponse(b)
+		if err != nil {
+			return
+		}
+		var got []string
+		r.EachText(func(field string, _, _ int, s string) { got = append(got, field+"="+s) })
+
+		var top map[string]any // map keys are exact, as a client's are
+		if json.Unmarshal(b, &top) != nil {
+			t.Fatalf("accepted %q, not an object", b)
+		}
+		str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+		obj := func(m map[string]any, k string) map[string]any { o, _ := m[k].(map[string]any); return o }
+		list := func(m map[string]any, k string) []any { l, _ := m[k].([]any); return l }
+		var want []string
+		add := func(field, s string) {
+			if s != "" {
+				want = append(want, field+"="+s)
+			}
+		}
+		for _, c := range list(top, "choices") {
+			c, _ := c.(map[string]any)
+			for _, k := range []string{"message", "delta"} {
+				m := obj(c, k)
+				add(FieldContent, str(m, "content"))
+				add(FieldReasoningContent, str(m, "reasoning_content"))
+				add(FieldReasoning, str(m, "reasoning"))
+				add(FieldRefusal, str(m, "refusal"))
+				for _, tc := range list(m, "tool_calls") {
+					fn := obj(func() map[string]any { o, _ := tc.(map[string]any); return o }(), "function")
+					add(FieldToolName, str(fn, "name"))
+					add(FieldToolArguments, str(fn, "arguments"))
+				}
+				if fc := obj(m, "function_call"); fc != nil {
+					add(FieldFunctionName, str(fc, "name"))
+					add(FieldFunctionArgs, str(fc, "arguments"))
+				}
+				add(FieldAudioTranscript, str(obj(m, "audio"), "transcript"))
+			}
+			add(FieldText, str(c, "text"))
+			lp := obj(c, "logprobs")
+			for _, k := range []string{"content", "refusal"} {
+				for _, tok := range list(lp, k) {
+					tok, _ := tok.(map[string]any)
+					add(FieldLogprobToken, str(tok, "token"))
+					for _, top := range list(tok, "top_logprobs") {
+						top, _ := top.(map[string]any)
+						add(FieldTopLogprobToken, str(top, "token"))
+					}
+				}
+			}
+			for _, tok := range list(lp, "tokens") {
+				s, _ := tok.(string)
+				add(FieldLogprobToken, s)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\nEachText     %q\nexact reader %q", b, got, want)
+		}
+	})
 }
