@@ -259,6 +259,25 @@ func tamperChatStream(out []byte, mode, leak string) []byte {
 	injected := false
 	for i, e := range evs {
 		d, m := eventData(e)
+		if m != nil && d != "[DONE]" {
+			cs, _ := m["choices"].([]any)
+			switch { // upstream faults
+			case mode == "unknown_finish" && len(cs) > 0 && cs[0].(map[string]any)["finish_reason"] != nil:
+				cs[0].(map[string]any)["finish_reason"] = "sideways"
+				e = "data: " + string(jsonOf(m))
+			case mode == "neg_tokens" && m["usage"] != nil:
+				m["usage"].(map[string]any)["completion_tokens"] = -100
+				e = "data: " + string(jsonOf(m))
+			case mode == "two_choices" && i == 1:
+				second := map[string]any{}
+				for k, v := range cs[0].(map[string]any) {
+					second[k] = v
+				}
+				second["index"] = 1
+				m["choices"] = append(cs, second)
+				e = "data: " + string(jsonOf(m))
+			}
+		}
 		finishing := false
 		if cs, ok := m["choices"].([]any); ok && len(cs) > 0 {
 			finishing = cs[0].(map[string]any)["finish_reason"] != nil
@@ -677,6 +696,17 @@ func TestScanUpstreamFaults(t *testing.T) {
 			status, body, checks, _ := exchangeAt(t, s.URL, path, "sk-acme", attackBody(path, "m-tamper", mode, 1, false))
 			if status != 502 || !strings.Contains(body, "upstream_error_as_success") || !strings.Contains(checks, "shape=upstream_error_as_success") {
 				t.Errorf("%s %s: %d %q %.300s", mode, path, status, checks, body)
+			}
+		}
+	}
+	// Streamed: the event that carries the fault ends the stream with
+	// the error event, no terminal event, never verified.
+	for _, mode := range []string{"two_choices", "unknown_finish", "neg_tokens"} {
+		for _, path := range []string{"/v1/chat/completions", "/v1/messages", "/v1/responses"} {
+			_, body, checks, _ := exchangeAt(t, s.URL, path, "sk-acme", attackBody(path, "m-tamper", mode, 1, true))
+			if !strings.Contains(body, "upstream_error_as_success") || !strings.Contains(checks, "shape=upstream_error_as_success") ||
+				strings.Contains(body, "verdict verified") || strings.Contains(body, "internal_error") {
+				t.Errorf("stream %s %s: %q %.300s", mode, path, checks, body)
 			}
 		}
 	}
