@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/custody-gateway/custody/contamination"
@@ -69,9 +70,29 @@ type detectorScanner struct {
 	// two places' texts so that their words never join.
 	rest     *contamination.Scanner
 	restLast Place
+	// args holds, per place, the deltas of JSON the client's application
+	// decodes (tool call arguments, partial_json), at most maxArgs bytes
+	// in all: at End, one with an escape is scanned decoded too
+	// ("\u0073ecret" is "secret" to the application).
+	args     map[Place][]byte
+	argBytes int
 }
 
+// maxArgs bounds the argument bytes one response holds for decoding.
+const maxArgs = 1 << 20
+
+// jsonDeltaFields are the fields whose deltas join into JSON text.
+var jsonDeltaFields = map[string]bool{"tool_calls.function.arguments": true, "function_call.arguments": true,
+	"partial_json": true, "response.function_call_arguments.delta": true}
+
 func (s *detectorScanner) Write(t Text) {
+	if !t.Whole && jsonDeltaFields[t.Field] && s.argBytes+len(t.S) <= maxArgs {
+		if s.args == nil {
+			s.args = map[Place][]byte{}
+		}
+		s.args[t.Place] = append(s.args[t.Place], t.S...)
+		s.argBytes += len(t.S)
+	}
 	sc, ok := s.places[t.Place]
 	switch {
 	case t.Whole:
@@ -114,7 +135,18 @@ func (s *detectorScanner) each(fn func(*contamination.Scanner)) {
 	}
 }
 
-func (s *detectorScanner) End() { s.each((*contamination.Scanner).End) }
+func (s *detectorScanner) End() {
+	for p, b := range s.args {
+		if bytes.IndexByte(b, '\\') < 0 {
+			continue
+		}
+		for _, t := range decodeArguments([]Text{{Place: p, S: string(b), Whole: true}}, true)[1:] {
+			s.writeRest(t)
+		}
+	}
+	s.args = nil
+	s.each((*contamination.Scanner).End)
+}
 
 func (s *detectorScanner) Close(learn bool) {
 	if learn {

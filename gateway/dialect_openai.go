@@ -46,7 +46,6 @@ func (d *openaiDialect) ParseResponse(body []byte) (Reading, error) {
 		return Reading{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a 200 whose body is not a response")
 	}
 	rd := readingOf(r, nil)
-	rd.Texts = decodeArguments(rd.Texts, true)
 	rd.Shape = check.Shape(d.endpoint, r)
 	return rd, nil
 }

@@ -71,6 +71,21 @@ func TestScannerPlaces(t *testing.T) {
 		}
 		sc.Close(false)
 	})
+	t.Run("escaped arguments", func(t *testing.T) {
+		for _, field := range []string{"tool_calls.function.arguments", "partial_json", "response.function_call_arguments.delta"} {
+			_, sc := newScanner()
+			// {"code":"Xv83Lq2Rt7Wm"} with the nonce's first letter
+			// escaped, in deltas: the application reads the nonce.
+			for _, piece := range []string{`{"co`, `de":"\u00`, `58v83Lq2`, `Rt7Wm"}`} {
+				sc.Write(Text{Place: Place{Field: field, Index: 2}, S: piece})
+			}
+			sc.End()
+			if _, found := sc.Finding(); !found {
+				t.Errorf("%s: an escaped secret in streamed arguments was not found", field)
+			}
+			sc.Close(false)
+		}
+	})
 	t.Run("whole texts and many places", func(t *testing.T) {
 		_, sc := newScanner()
 		for i := range maxPlaces + 5 {

@@ -202,7 +202,8 @@ func responsesTexts(dst []Text, data []byte, stream bool) []Text {
 
 // argumentFields are the fields whose text is JSON the client's
 // application decodes (a tool call's arguments).
-var argumentFields = map[string]bool{"tool_calls.function.arguments": true, "function_call.arguments": true, "arguments": true}
+var argumentFields = map[string]bool{"tool_calls.function.arguments": true, "function_call.arguments": true, "arguments": true,
+	"partial_json": true, "response.function_call_arguments.delta": true}
 
 // decodeArguments appends, for each whole tool-call arguments text of
 // texts that holds a JSON escape, the strings, keys and numbers it
