@@ -67,19 +67,27 @@ func TestShuffledKeepsTheWords(t *testing.T) {
 // does.
 func cacheRoute(t *testing.T) *simTarget {
 	t.Helper()
-	return newTarget(t, newSim(t, sim.Config{Capacity: testCapacity, PrefillDelay: cachePrefillDelay()}), testCapacity)
+	return timedTarget(t, sim.Config{Capacity: testCapacity, PrefillDelay: cachePrefillDelay()})
 }
 
-// cachePrefillDelay is the simulator's prefill time per uncached token:
-// 20 µs for the measurement (docs/canaries.md), 40 µs otherwise, so that
-// a full test run on a loaded 2-core machine (scheduler delays of several
-// ms) still orders cold and warm prefixes as the measurement does.
-func cachePrefillDelay() time.Duration {
+// timedTarget is a simulator with cfg behind a target, both on a model
+// clock (clock_test.go), or on the wall clock for the measurement
+// (CUSTODY_MEASURE=1).
+func timedTarget(t *testing.T, cfg sim.Config) *simTarget {
+	t.Helper()
 	if os.Getenv("CUSTODY_MEASURE") != "" {
-		return 20 * time.Microsecond
+		return newTarget(t, newSim(t, cfg), cfg.Capacity)
 	}
-	return 40 * time.Microsecond
+	clock := newModelClock(t.Name())
+	cfg.Sleep = clock.sleep
+	tg := newTarget(t, newSim(t, cfg), cfg.Capacity)
+	tg.clock = clock
+	return tg
 }
+
+// cachePrefillDelay is the simulator's prefill time per uncached token,
+// as in the measurement (docs/canaries.md).
+func cachePrefillDelay() time.Duration { return 20 * time.Microsecond }
 
 func runCache(t *testing.T, r *Runner) ProbeResult {
 	t.Helper()
@@ -108,7 +116,7 @@ func TestCacheProbe(t *testing.T) {
 			if tc.noDelay {
 				cfg.PrefillDelay = 0
 			}
-			tg := newTarget(t, newSim(t, cfg), testCapacity)
+			tg := timedTarget(t, cfg)
 			tg.noSalt = tc.noSalt
 			if tc.fault != "" {
 				tg.setFault(string(tc.fault))
@@ -211,8 +219,23 @@ func TestCacheProbeFalseAlarmAndDetection(t *testing.T) {
 			if tc.fault == "" && counts[StatusOK] < tc.runs-2 {
 				t.Errorf("%d false alarms or inconclusive runs in %d", tc.runs-counts[StatusOK], tc.runs)
 			}
+			// On an honest route the p-values are about uniform: a
+			// median outside (0.1, 0.9) (probability < 1e-5 for 20
+			// runs) means the times were tied or ordered, and the
+			// false-alarm count above measured nothing.
+			if tc.fault == "" && len(ps) == tc.runs {
+				if m := medianOf(ps); m <= 0.1 || m >= 0.9 {
+					t.Errorf("honest timing p-values have median %.3g, want them about uniform", m)
+				}
+			}
 		})
 	}
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func TestResultCachedTokens(t *testing.T) {

@@ -65,6 +65,9 @@ type simTarget struct {
 	chats atomic.Int64
 	// block, when set, is waited on by every Chat (to hold a run open).
 	block chan struct{}
+	// clock, when set, is the simulator's model clock (its Config.Sleep):
+	// a request's time to first byte is the model time it spent.
+	clock *modelClock
 }
 
 func (s *simTarget) Name() string  { return s.name }
@@ -104,12 +107,15 @@ func (s *simTarget) post(ctx context.Context, req ChatRequest) (int, []byte, tim
 	if f := s.fault.Load(); f != nil && *f != "" {
 		hr.Header.Set("X-Sim-Fault", *f)
 	}
-	start := time.Now()
+	start, modelStart := time.Now(), s.clock.read()
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		return 0, nil, 0, err
 	}
 	ttfb := time.Since(start) // the simulator writes headers and body together
+	if s.clock != nil {
+		ttfb = s.clock.read() - modelStart
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, ttfb, err

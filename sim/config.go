@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -40,6 +41,11 @@ type Config struct {
 	// spent before the first token; 0 means none. It makes a prefix-cache
 	// hit visible in the time to first token (e.g. 20µs).
 	PrefillDelay time.Duration
+	// Sleep spends prefill's model time; nil means the wall clock. A test
+	// that must order cold and warm prompts on a loaded machine passes a
+	// clock of its own (it may record d and return at once). It is called
+	// for every prefill, with d 0 for a prompt the cache holds whole.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// CacheBlocks bounds the prefix cache (cache.go), in blocks of
 	// PageTokens words, least recently used evicted first; 0 means 65536.
 	CacheBlocks int

@@ -74,7 +74,11 @@ func (s *Server) infer(ctx context.Context, o owner, fs faultSet, model string, 
 	}
 	// Prefill computes what the prefix cache does not hold: the time to
 	// first token is proportional to it.
-	if err := sleep(ctx, time.Duration(max(p.tokens-p.cache.warm, 0))*s.cfg.PrefillDelay); err != nil {
+	spend := sleep
+	if s.cfg.Sleep != nil {
+		spend = s.cfg.Sleep
+	}
+	if err := spend(ctx, time.Duration(max(p.tokens-p.cache.warm, 0))*s.cfg.PrefillDelay); err != nil {
 		return nil, err
 	}
 	table, err := s.pool.prefill(o, words)
