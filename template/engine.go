@@ -1,6 +1,9 @@
 package template
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Engine names how an upstream preprocesses and renders a chat request
 // before it counts the prompt: the `providers[].engine` config value.
@@ -72,4 +75,27 @@ func (e Engine) renderAs() (Engine, bool) {
 		return EngineVLLM, true
 	}
 	return "", false
+}
+
+// LlamaCppProbe is a chat request whose rendering by a llama.cpp server
+// (POST /apply-template) tells its two template engines apart: a tool
+// schema's 0.1234567 and a tool call's 7.654329 print so in the shortest
+// form, as 0.123457 and 7.65433 on llama.cpp's own Jinja engine.
+const LlamaCppProbe = `{"messages":[{"role":"user","content":"probe"},` +
+	`{"role":"assistant","content":"","tool_calls":[{"id":"call_probe","type":"function","function":{"name":"probe","arguments":"{\"v\": 7.654329}"}}]},` +
+	`{"role":"tool","tool_call_id":"call_probe","content":"ok"},{"role":"user","content":"probe"}],` +
+	`"tools":[{"type":"function","function":{"name":"probe","description":"probe","parameters":{"type":"object","properties":{"v":{"type":"number","default":0.1234567}}}}}]}`
+
+// ClassifyLlamaCpp reads a llama.cpp server's rendering of
+// LlamaCppProbe: EngineLlamaCppStream, EngineLlamaCppShortest, or
+// EngineLlamaCpp when its template prints neither number through
+// tojson (the two renderings are then alike for this template).
+func ClassifyLlamaCpp(rendered string) Engine {
+	switch {
+	case strings.Contains(rendered, "0.123457") || strings.Contains(rendered, "7.65433"):
+		return EngineLlamaCppStream
+	case strings.Contains(rendered, "0.1234567"):
+		return EngineLlamaCppShortest
+	}
+	return EngineLlamaCpp
 }

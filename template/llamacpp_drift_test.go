@@ -111,3 +111,51 @@ func TestSeparatorsRawEveryEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaCppProbe: custody's own two renderings of the probe are
+// classified as what they are, by a template that prints tools and
+// arguments through tojson; a template that prints neither is neither.
+func TestLlamaCppProbe(t *testing.T) {
+	tmpl, err := Parse(driftTemplate, Special{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []Engine{EngineLlamaCppShortest, EngineLlamaCppStream} {
+		p, err := tmpl.Render(e, []byte(LlamaCppProbe))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ClassifyLlamaCpp(p.Text); got != e {
+			t.Errorf("%s rendered %q, classified %s", e, p.Text, got)
+		}
+	}
+	plain, err := Parse(`{% for m in messages %}{{ m.content }}{% endfor %}`, Special{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plain.Render(EngineLlamaCppStream, []byte(LlamaCppProbe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ClassifyLlamaCpp(p.Text); got != EngineLlamaCpp {
+		t.Errorf("a template without tojson: classified %s", got)
+	}
+}
+
+// TestLlamaCppWrapsArgumentsAlone: an integer past int64 only inside a
+// tool call's JSON-string arguments wraps too (found against the real
+// llama-server: the body itself held none).
+func TestLlamaCppWrapsArgumentsAlone(t *testing.T) {
+	tmpl, err := Parse(driftTemplate, Special{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\": 18446744073709551615}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}`
+	p, err := tmpl.Render(EngineLlamaCppStream, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Text, `{"x": -1}|-1`) {
+		t.Errorf("rendered %q", p.Text)
+	}
+}

@@ -109,13 +109,16 @@ func (t *Template) RenderRequest(e Engine, r *Request) (Prompt, error) {
 	case EngineLlamaCpp:
 		text, err = t.renderLlamaCpp(r.c, nil)
 	case EngineLlamaCppStream:
-		c := r.c
+		c := *r.c // its tool calls' arguments parse wrapped too
+		c.wrap = true
 		if r.big {
-			if c, _, err = parseChat(r.body, true); err != nil {
+			wrapped, _, err := parseChat(r.body, true)
+			if err != nil {
 				return Prompt{}, err
 			}
+			c = *wrapped
 		}
-		text, err = t.renderLlamaCpp(c, streamForms)
+		text, err = t.renderLlamaCpp(&c, streamForms)
 	case EngineVLLM:
 		text, err = t.renderVLLM(r.c)
 	}
