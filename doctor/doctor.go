@@ -62,6 +62,10 @@ func Run(ctx context.Context, cfg *config.Config, clients map[string]*upstream.C
 		if listed == nil {
 			continue // unreachable: nothing more to learn
 		}
+		props, rendering := llamaCpp(ctx, p, c)
+		if rendering != nil {
+			out = append(out, *rendering)
+		}
 		echoChecked := false
 		for j := range cfg.Models {
 			m := &cfg.Models[j]
@@ -69,7 +73,7 @@ func Run(ctx context.Context, cfg *config.Config, clients map[string]*upstream.C
 				if r.Provider != p.Name {
 					continue
 				}
-				out = append(out, route(m, r, listed)...)
+				out = append(out, route(m, r, listed, props)...)
 				fs, echo := accountingOf(ctx, cfg, m, r, p, c)
 				out = append(out, fs...)
 				if !echoChecked && echo != nil {
@@ -116,8 +120,9 @@ func models(ctx context.Context, p *config.Provider, c *upstream.Client) (map[st
 }
 
 // route checks that the upstream serves the route's model and holds the
-// configured capacity.
-func route(m *config.Model, r config.Route, listed map[string]upstream.Model) []Finding {
+// configured capacity: the context it serves (llama.cpp's n_ctx from
+// /props where it answers, props), not the one its model was trained on.
+func route(m *config.Model, r config.Route, listed map[string]upstream.Model, props *upstream.LlamaCppProps) []Finding {
 	base := Finding{Provider: r.Provider, Model: m.Name}
 	um, ok := listed[r.Model]
 	f := base
@@ -135,12 +140,16 @@ func route(m *config.Model, r config.Route, listed map[string]upstream.Model) []
 	f.Status, f.Detail = OK, fmt.Sprintf("serves %q", r.Model)
 	c := base
 	c.Check = CheckContext
-	switch w := um.Window(); {
+	w := um.Window()
+	if props != nil && props.NCtx > 0 {
+		w = props.NCtx
+	}
+	switch {
 	case w == 0:
 		c.Status, c.Detail = Warn, "the upstream does not report its context window: custody cannot check verified_capacity against it"
 	case m.Capacity() > w:
 		c.Status = Problem
-		c.Detail = fmt.Sprintf("custody lets prompts of up to %d tokens through; the upstream holds %d", m.Capacity(), w)
+		c.Detail = fmt.Sprintf("custody lets prompts of up to %d tokens through; the upstream serves a context of %d", m.Capacity(), w)
 		c.Fix = fmt.Sprintf("set verified_capacity: %d for model %s (a longer prompt may be truncated or replaced upstream)", w, m.Name)
 	default:
 		c.Status, c.Detail = OK, fmt.Sprintf("custody holds prompts to %d tokens; the upstream reports %d", m.Capacity(), w)

@@ -12,17 +12,26 @@ import (
 
 // Model is an entry of a provider's GET {base_url}/models, with the
 // context windows engines report: vLLM's max_model_len, llama.cpp's
-// meta.n_ctx_train.
+// meta.n_ctx (what it serves, -c) and meta.n_ctx_train (what the model
+// was trained on, which older builds report alone).
 type Model struct {
 	ID          string `json:"id"`
 	MaxModelLen int    `json:"max_model_len"`
 	Meta        struct {
+		NCtx      int `json:"n_ctx"`
 		NCtxTrain int `json:"n_ctx_train"`
 	} `json:"meta"`
 }
 
-// Window is the context window the upstream reports, 0 if none.
-func (m Model) Window() int { return max(m.MaxModelLen, m.Meta.NCtxTrain) }
+// Window is the context window the upstream reports, 0 if none: the
+// served one where the upstream says (a llama-server started with
+// -c 2048 holds 2,048 tokens whatever its model was trained on).
+func (m Model) Window() int {
+	if m.Meta.NCtx > 0 {
+		return max(m.MaxModelLen, m.Meta.NCtx)
+	}
+	return max(m.MaxModelLen, m.Meta.NCtxTrain)
+}
 
 // maxModelsBody bounds the /models answer read.
 const maxModelsBody = 8 << 20

@@ -73,7 +73,7 @@ func TestDoctor(t *testing.T) {
 		{"model not served", "providers:\n  - {name: s, kind: sim, request_id_echo: x-request-id, sim: {models: [sim-2]}}\n" + model("s", "sim-1"),
 			1, []string{`does not list "sim-1" (it lists: sim-2)`}},
 		{"capacity over the upstream's", "providers:\n  - {name: s, kind: sim, request_id_echo: x-request-id, sim: {capacity: 16384}}\n" + model("s", "sim-1"),
-			1, []string{"the upstream holds 16384", "set verified_capacity: 16384"}},
+			1, []string{"the upstream serves a context of 16384", "set verified_capacity: 16384"}},
 		{"echo header wrong", "providers:\n  - {name: s, kind: sim, request_id_echo: x-trace-id}\n" + model("s", "sim-1"),
 			1, []string{"request_id_echo is x-trace-id", "set request_id_echo: x-request-id"}},
 		{"echo not configured", "providers:\n  - {name: s, kind: sim}\n" + model("s", "sim-1"),
