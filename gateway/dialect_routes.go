@@ -84,7 +84,7 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if n, ok := countLocally(m, req); ok {
+	if n, ok := g.countLocally(m, req); ok {
 		return writeJSON(w, map[string]int{"input_tokens": n})
 	}
 	for _, rt := range m.routes {
@@ -97,12 +97,12 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 // countLocally is the prompt's exact count, when custody has one.
-func countLocally(m *model, req interface{ ToChat() ([]byte, error) }) (int, bool) {
+func (g *Gateway) countLocally(m *model, req interface{ ToChat() ([]byte, error) }) (int, bool) {
 	if len(m.routes) == 0 || m.acct.Template == nil {
 		return 0, false
 	}
-	e := m.routes[0].engine
-	if e != template.EngineLlamaCpp && e != template.EngineVLLM && e != template.EngineSGLang {
+	e := g.routeEngine(m.routes[0])
+	if e != template.EngineLlamaCpp && e != template.EngineVLLM && e != template.EngineSGLang && !e.LlamaCppRendering() {
 		return 0, false
 	}
 	chat, err := req.ToChat() // a request chat cannot say is not counted exactly
@@ -143,7 +143,7 @@ func (g *Gateway) inputTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if n, ok := countLocally(m, req); ok {
+	if n, ok := g.countLocally(m, req); ok {
 		return writeJSON(w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
 	}
 	for _, rt := range m.routes {

@@ -56,7 +56,8 @@ type Gateway struct {
 	canaries *canary.Runner
 	evals    *eval.Runner // require_evals' pass state (evals.go)
 	clients  map[string]*upstream.Client
-	probes   probes // ProbeProviders' outcomes, for /readyz
+	probes   probes          // ProbeProviders' outcomes, for /readyz
+	llama    llamaRenderings // llama.cpp providers' renderings, as probed
 	// cacheKey makes the tenants' prompt-cache salts; new at every New
 	// (see cache.go). cacheHist is what each salt can have cached.
 	cacheKey  [32]byte

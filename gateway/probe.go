@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/upstream"
 )
 
@@ -41,6 +42,7 @@ type probes struct {
 func (g *Gateway) ProbeProviders() {
 	type target struct {
 		i      int
+		prov   config.Provider
 		client *upstream.Client
 		want   []string // the route models sent to it
 	}
@@ -59,7 +61,7 @@ func (g *Gateway) ProbeProviders() {
 				}
 			}
 		}
-		targets = append(targets, target{len(g.probes.all), cl, want})
+		targets = append(targets, target{len(g.probes.all), p, cl, want})
 		g.probes.all = append(g.probes.all, ProviderProbe{Provider: p.Name, URL: strings.TrimRight(cl.Config().BaseURL, "/") + "/models"})
 	}
 	g.probes.mu.Unlock()
@@ -72,6 +74,11 @@ func (g *Gateway) ProbeProviders() {
 			p := g.probes.all[t.i]
 			g.probes.mu.Unlock()
 			p.Status, p.OK, p.Detail = probeModels(ctx, t.client, t.want)
+			if p.OK {
+				if r := g.probeLlamaCpp(ctx, t.prov, t.client); r != "" {
+					p.Detail += "; " + r
+				}
+			}
 			p.Done = true
 			g.probes.mu.Lock()
 			g.probes.all[t.i] = p
