@@ -155,14 +155,29 @@ func (t *Transaction) FallbackHeader() string {
 // Fail records a failed (blocking) outcome: the transaction is rejected
 // (with the first failed outcome's code).
 func (t *Transaction) Fail(check string, code Code, detail string) {
-	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFailed, Code: code, Detail: detail})
+	t.supersede(Outcome{Check: check, Status: StatusFailed, Code: code, Detail: detail})
 	t.Conclude()
 }
 
 // Flag records a non-blocking failure; the transaction is served, flagged.
 func (t *Transaction) Flag(check string, code Code, detail string) {
-	t.Outcomes = append(t.Outcomes, Outcome{Check: check, Status: StatusFlagged, Code: code, Detail: detail})
+	t.supersede(Outcome{Check: check, Status: StatusFlagged, Code: code, Detail: detail})
 	t.Conclude()
+}
+
+// supersede records a failure in place of the same check's earlier
+// passing or skipped outcome, if any: a check has one outcome per
+// transaction (a prompt the preflight let through that the upstream then
+// refused as too long is capacity=context_length_exceeded, not
+// capacity=ok;capacity=context_length_exceeded).
+func (t *Transaction) supersede(o Outcome) {
+	for i, prev := range t.Outcomes {
+		if prev.Check == o.Check && (prev.Status == StatusOK || prev.Status == StatusSkipped) {
+			t.Outcomes[i] = o
+			return
+		}
+	}
+	t.Outcomes = append(t.Outcomes, o)
 }
 
 // Conclude derives the verdict and its code from the outcomes, and is the

@@ -10,6 +10,7 @@ import (
 	"github.com/custody-gateway/custody/accounting"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/template"
+	"github.com/custody-gateway/custody/upstream"
 )
 
 // checkCapacity is the preflight: only a prompt whose bytes could exceed
@@ -17,12 +18,14 @@ import (
 // deciding takes.
 func (x *exchange) checkCapacity(p *accounting.Prepared, body []byte) error {
 	m := x.model
-	if !check.MustCount(p.Bytes(body), m.capacity) {
+	rule, maxTokens := x.admission(body)
+	limit := rule.Limit(m.capacity, maxTokens)
+	if !check.MustCount(p.Bytes(body), limit) {
 		x.tx.Pass(custody.CheckCapacity, "bytes under capacity")
 		return nil
 	}
-	least, _ := p.Exceeds(m.capacity)
-	if err := check.Capacity(least, m.capacity); err != nil {
+	least, _ := p.Exceeds(limit)
+	if err := check.Admit(rule, least, m.capacity, maxTokens); err != nil {
 		x.tx.Fail(custody.CheckCapacity, custody.CodeContextLengthExceeded, "")
 		return err
 	}
@@ -187,7 +190,7 @@ func firstFailure(tx *custody.Transaction) error {
 // engine is how the route that answered renders chat.
 func (x *exchange) engine() template.Engine {
 	if r := x.tx.Route; r >= 0 && r < len(x.model.routes) {
-		return x.model.routes[r].engine
+		return x.g.routeEngine(x.model.routes[r])
 	}
 	return template.EngineAuto
 }
@@ -248,8 +251,20 @@ func (x *exchange) upstreamFault(rt route, err error) error {
 	e := clientError(err)
 	msg := "provider " + rt.cfg.Provider + ": " + e.Message
 	x.tx.Fail(e.Code.Check(), e.Code, msg)
+	var said engineSaid
+	if errors.As(err, &said) && said != "" {
+		// The client reads the engine's words; the ledger does not keep
+		// them (they are the upstream's text, not custody's).
+		msg += ": " + upstream.Sanitize(string(said), rt.client.Config().APIKey)
+	}
 	return custody.Errorf(e.Code, "%s", msg)
 }
+
+// engineSaid is an upstream's own error message, sanitised, carried to
+// the client beside custody's.
+type engineSaid string
+
+func (e engineSaid) Error() string { return string(e) }
 
 // streamScan feeds a stream's texts to the contamination scanner without
 // ever making the stream wait for it: until the prompt's own fingerprints

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
+	"github.com/custody-gateway/custody/check"
+	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/template"
 )
@@ -147,4 +150,46 @@ func promptText(p *openai.Prompt) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// admission is the engines' rule a prompt is held to before forwarding
+// (check.Admission): the routes' engines' rule where they share one,
+// else custody's own (at most the capacity), which refuses nothing a
+// route would admit; and the request's max_tokens where the rule needs
+// it (read only then: it costs a pass over the body).
+func (x *exchange) admission(body []byte) (check.Admission, int) {
+	var rule check.Admission
+	for i, rt := range x.model.routes {
+		r := check.AdmitUpTo
+		switch e := x.g.routeEngine(rt); {
+		case rt.prov.Kind == config.KindSim:
+			// Renders as llama.cpp does, admits as custody does.
+		case e == template.EngineLlamaCpp || e.LlamaCppRendering():
+			r = check.AdmitBelow
+		case e == template.EngineVLLM:
+			r = check.AdmitWithOutput
+		}
+		if i == 0 {
+			rule = r
+		} else if r != rule {
+			rule = check.AdmitUpTo
+		}
+	}
+	if rule != check.AdmitWithOutput {
+		return rule, 0
+	}
+	var v struct {
+		MaxTokens           *int `json:"max_tokens"`
+		MaxCompletionTokens *int `json:"max_completion_tokens"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return rule, 0
+	}
+	switch {
+	case v.MaxCompletionTokens != nil:
+		return rule, *v.MaxCompletionTokens
+	case v.MaxTokens != nil:
+		return rule, *v.MaxTokens
+	}
+	return rule, 0
 }
