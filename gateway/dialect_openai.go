@@ -7,6 +7,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/upstream"
 )
 
 // The OpenAI dialects: chat completions, legacy completions, embeddings.
@@ -130,6 +131,12 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 		return Event{}, responseError(err, custody.CodeUpstreamErrorAsSuccess, "a chunk that is not a response")
 	}
 	if err := s.ident.Chunk(&s.chunk); err != nil {
+		if e := s.chunk.Error; e != nil && e.Message != "" {
+			// An engine's error event (llama.cpp's after a 200): its own
+			// words, sanitised, go to the client as a refusal's do.
+			return Event{}, &custody.Error{Code: custody.CodeOf(err), Message: clientError(err).Message,
+				Err: engineSaid(upstream.Sanitize(e.Message))}
+		}
 		return Event{}, err
 	}
 	c := &s.chunk
