@@ -93,7 +93,7 @@ func TestToChat(t *testing.T) {
 			`{"model":"m","max_tokens":7,"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b"}],
 			  "temperature":0.5,"top_p":0.9,"top_k":4,"stop_sequences":["END"],"metadata":{"user_id":"u1"},
 			  "messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]}]}`,
-			`{"max_tokens":7,"messages":[{"content":"a\nb","role":"system"},{"content":[{"text":"x","type":"text"},{"text":"y","type":"text"}],"role":"user"}],
+			`{"max_tokens":7,"messages":[{"content":"ab","role":"system"},{"content":[{"text":"x","type":"text"},{"text":"y","type":"text"}],"role":"user"}],
 			  "model":"m","stop":["END"],"temperature":0.5,"top_k":4,"top_p":0.9,"user":"u1"}`},
 		{"tools with a tool_result round trip",
 			`{"model":"m","max_tokens":7,"stream":true,

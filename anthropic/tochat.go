@@ -107,9 +107,10 @@ func (r *Request) ToChat() ([]byte, error) {
 			}
 			texts[i] = b.Text
 		}
-		// Engines join text parts with "\n" (openai.contentText): one
-		// string says the same to every chat template.
-		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: strings.Join(texts, "\n")})
+		// One string, joined with nothing between the blocks as
+		// llama.cpp's own /v1/messages joins them (its count_tokens is
+		// the reference count_tokens is checked against).
+		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: strings.Join(texts, "")})
 	}
 	for i, m := range r.Messages {
 		msgs, err := translateMessage(m, fmt.Sprintf("messages[%d]", i))
