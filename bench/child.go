@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/adminapi"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/gateway"
 	"github.com/custody-gateway/custody/index/sqlite"
@@ -223,6 +224,7 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 		BreakerThreshold: p.BreakerThreshold, BreakerCooldown: p.BreakerCooldown})}
 	o := gateway.Options{Config: cfg, Clients: clients, Logger: logger}
 	var closers []func()
+	var api *adminapi.API
 	cleanup := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
@@ -258,7 +260,9 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 		}
 		closers = append(closers, rec.Close)
 		o.Recorder = rec
-		o.Evidence = &gateway.Evidence{Recorder: rec, Index: idx, Log: l}
+		// The admin API is mounted as serve mounts it.
+		api = adminapi.New(adminapi.Config{Config: cfg, Recorder: rec, Index: idx, Log: l})
+		o.Mounts = api.Mounts()
 	default:
 		return nil, nil, nil, fmt.Errorf("unknown custody mode %q", mode)
 	}
@@ -266,6 +270,9 @@ func custodyHandler(ctx context.Context, mode, upstreamURL, dir string) (_ http.
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
+	}
+	if api != nil {
+		api.Bind(gw)
 	}
 	return gw, cleanup, lg, nil
 }

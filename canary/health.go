@@ -46,6 +46,16 @@ type healthState struct {
 	health   Health
 	failRuns int // consecutive failing runs
 	passRuns int // consecutive passing runs
+	// out is since when and why the route is red; zero while it is not.
+	out Quarantine
+}
+
+// Quarantine says since when and why canaries took a route out of
+// service: the run that made it red, its failing probes with their
+// evidence, and the streak.
+type Quarantine struct {
+	Since  time.Time
+	Reason string
 }
 
 // observe folds one run into the state and returns the new health.

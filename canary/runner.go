@@ -295,6 +295,19 @@ func (r *Runner) Quarantined(model string, route int) bool {
 	return (*r.quarantined.Load())[routeKey{model, route}]
 }
 
+// Quarantine reports since when and why canaries took the route out of
+// service, and whether they did: the admin API reads it from here, never
+// back out of the timeline's event text.
+func (r *Runner) Quarantine(model string, route int) (Quarantine, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt := r.byKey[routeKey{model, route}]
+	if rt == nil || rt.health.health != Red {
+		return Quarantine{}, false
+	}
+	return rt.health.out, true
+}
+
 // CacheShared reports whether the route's last conclusive cache probe
 // found its prompt cache shared across tenants: a policy with
 // on_cache_shared: quarantine then does not use it.
@@ -509,6 +522,7 @@ func (r *Runner) runLocked(ctx context.Context, rt *route) Report {
 func (r *Runner) fold(rt *route, rep *Report) {
 	var events []Event
 	base := Event{Time: rep.Time, Model: rt.model, Route: rt.index, Name: rep.Name}
+	var why string // the failing probes with their evidence
 	if !rep.OK() {
 		var probes, detail []string
 		for _, res := range rep.Results {
@@ -518,7 +532,8 @@ func (r *Runner) fold(rt *route, rep *Report) {
 			}
 		}
 		e := base
-		e.Kind, e.Probe, e.Detail = EventFailure, strings.Join(probes, ","), strings.Join(detail, "; ")
+		why = strings.Join(detail, "; ")
+		e.Kind, e.Probe, e.Detail = EventFailure, strings.Join(probes, ","), why
 		events = append(events, e)
 	}
 	r.mu.Lock()
@@ -547,7 +562,12 @@ func (r *Runner) fold(rt *route, rep *Report) {
 			m[k] = true
 			e.Kind = EventQuarantined
 			e.Detail = fmt.Sprintf("%d failing runs in a row", rt.health.failRuns)
+			rt.health.out = Quarantine{Since: rep.Time, Reason: e.Detail}
+			if why != "" {
+				rt.health.out.Reason = why + " (" + e.Detail + ")"
+			}
 		} else {
+			rt.health.out = Quarantine{}
 			delete(m, k)
 			e.Kind = EventRecovered
 			e.Detail = fmt.Sprintf("%d passing runs in a row", rt.health.passRuns)

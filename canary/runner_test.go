@@ -34,6 +34,7 @@ func TestQuarantineAndRecovery(t *testing.T) {
 			status[route+" "+probe] = ok
 		},
 	})
+	var since time.Time
 	for i, step := range []struct {
 		fault       string
 		health      Health
@@ -62,6 +63,22 @@ func TestQuarantineAndRecovery(t *testing.T) {
 		}
 		if r.Quarantined("sim-1", 0) || r.Quarantined("other", 1) {
 			t.Errorf("step %d: another route is quarantined", i)
+		}
+		// Since when and why come from the run that made the route red,
+		// and stay while it is red, whatever later runs find.
+		q, inQ := r.Quarantine("sim-1", 1)
+		switch {
+		case inQ != step.quarantined:
+			t.Errorf("step %d: Quarantine says %v, Quarantined %v", i, inQ, step.quarantined)
+		case inQ && step.event == EventQuarantined:
+			since = rep.Time
+			if !q.Since.Equal(rep.Time) || !strings.Contains(q.Reason, "needle: ") || !strings.HasSuffix(q.Reason, "(2 failing runs in a row)") {
+				t.Errorf("step %d: quarantine %+v, want since %v, the needle's evidence and the streak", i, q, rep.Time)
+			}
+		case inQ && !q.Since.Equal(since):
+			t.Errorf("step %d: quarantine since %v moved from %v", i, q.Since, since)
+		case !inQ && q != (Quarantine{}):
+			t.Errorf("step %d: a route in service has a quarantine %+v", i, q)
 		}
 		mu.Lock()
 		var last EventKind

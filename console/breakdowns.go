@@ -2,6 +2,7 @@ package console
 
 import (
 	"cmp"
+	"github.com/custody-gateway/custody/adminapi"
 	"net/http"
 	"net/url"
 	"slices"
@@ -38,9 +39,9 @@ func (c *Console) breakdowns(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Until = c.now().UTC()
 	d.Since = d.Until.Add(-windows[i].D)
-	var ans breakdownAnswer
+	var ans adminapi.Breakdown
 	api := url.Values{"by": {d.By}, "since": {d.Since.Format(time.RFC3339Nano)}, "until": {d.Until.Add(time.Nanosecond).Format(time.RFC3339Nano)}}
-	if err := c.call(r.Context(), apiBreakdown, api, &ans); err != nil {
+	if err := c.call(r.Context(), adminapi.PathBreakdown, api, &ans); err != nil {
 		return err
 	}
 	rows := map[string]*breakdownRow{}

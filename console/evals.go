@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"github.com/custody-gateway/custody/adminapi"
 	"time"
 )
 
@@ -40,7 +41,7 @@ type failingCase struct {
 
 // attachEvals puts each route's suites on its model's card, in the API's
 // order. Routes without suites, and models that get no card, show none.
-func attachEvals(d *overviewData, routes []evalRoute) {
+func attachEvals(d *overviewData, routes []adminapi.EvalRoute) {
 	for _, rt := range routes {
 		if len(rt.Suites) == 0 {
 			continue
@@ -62,14 +63,14 @@ func attachEvals(d *overviewData, routes []evalRoute) {
 	}
 }
 
-func evalLineOf(suite string, qualified bool, requiredBy []string, r *evalReport) evalLine {
+func evalLineOf(suite string, qualified bool, requiredBy []string, r *adminapi.EvalReport) evalLine {
 	l := evalLine{Suite: suite, Qualified: qualified, RequiredBy: requiredBy}
 	if r == nil {
 		return l
 	}
-	l.Ran, l.OK, l.Time, l.Trigger = true, r.OK, r.Time, r.Trigger
+	l.Ran, l.OK, l.Time, l.Trigger = true, r.OK, r.Time, string(r.Trigger)
 	l.Passed, l.Total, l.Threshold = r.Passed, r.Total, r.Threshold
-	l.Path, l.PathMoved = r.Path.String(), r.PathMoved
+	l.Path, l.PathMoved = pathString(r.Path), r.PathMoved
 	l.Tokens, l.LedgerID = r.PromptTokens+r.CompletionTokens, r.LedgerID
 	regressed := map[string]bool{}
 	for _, id := range r.Regressions {
@@ -93,7 +94,7 @@ func evalLineOf(suite string, qualified bool, requiredBy []string, r *evalReport
 			how = "pinned"
 		}
 		l.Baseline = fmt.Sprintf("%s %s on %s; %d regressed, %d changed", how, b.Time.UTC().Format("2006-01-02 15:04:05Z"),
-			b.Path.String(), len(r.Regressions), len(r.Changed))
+			pathString(b.Path), len(r.Regressions), len(r.Changed))
 	}
 	return l
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"github.com/custody-gateway/custody/adminapi"
 	"net/http"
 	"net/url"
 	"slices"
@@ -56,8 +57,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) error {
 		api.Set("before", b)
 		d.Newer = "?" + filter.Encode()
 	}
-	var page eventList
-	err := c.call(r.Context(), apiEvents, api, &page)
+	var page adminapi.EventList
+	err := c.call(r.Context(), adminapi.PathEvents, api, &page)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusBadRequest {
 		return &httpError{status: http.StatusBadRequest, msg: ae.message}
@@ -87,9 +88,9 @@ func (c *Console) eventRow(ctx context.Context, e index.Event) eventRow {
 	case index.EventPathChange:
 		row.After = readablePath(e.Detail)
 		// The path before is the model's previous path change.
-		var prev eventList
+		var prev adminapi.EventList
 		q := url.Values{"type": {index.EventPathChange}, "model": {e.Model}, "before": {strconv.FormatInt(e.ID, 10)}, "limit": {"1"}}
-		if err := c.call(ctx, apiEvents, q, &prev); err == nil && len(prev.Data) > 0 {
+		if err := c.call(ctx, adminapi.PathEvents, q, &prev); err == nil && len(prev.Data) > 0 {
 			row.Before = readablePath(prev.Data[0].Detail)
 		}
 	case index.EventCanary:

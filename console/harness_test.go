@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/custody-gateway/custody/adminapi"
 	"io"
 	"log/slog"
 	"net/http"
@@ -164,10 +165,10 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	var gw *gateway.Gateway
-	ev := &gateway.Evidence{Recorder: rec, Index: idx, Log: lg}
+	api := adminapi.New(adminapi.Config{Config: cfg, Recorder: rec, Index: idx, Log: lg})
 	con, err := New(Config{
 		IsAdminKey:    func(k string) bool { return gw.IsAdminKey(k) },
-		API:           ev.AdminAPI(),
+		API:           api.InProcess(),
 		Log:           lg,
 		VerifyReceipt: LedgerVerifier(src, lg.Verifier()),
 		Logger:        logger,
@@ -177,11 +178,13 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err = gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: rec, Logger: logger,
-		Evidence: ev, Mounts: map[string]http.Handler{Prefix: con}})
+	mounts := api.Mounts()
+	mounts[Prefix] = con
+	gw, err = gateway.New(gateway.Options{Config: cfg, Clients: clients, Recorder: rec, Logger: logger, Mounts: mounts})
 	if err != nil {
 		t.Fatal(err)
 	}
+	api.Bind(gw)
 	// Canaries probe every route through the gateway, as serve runs them;
 	// their events go to the timeline as serve writes them.
 	runner, err := canary.New(ctx, canary.Config{Routes: gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho},
@@ -194,6 +197,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	gw.SetCanaries(runner)
+	api.SetRunners(runner, nil)
 	e := &env{t: t, console: con, idx: idx, log: lg, sent: map[string]exchange{}, canary: runner, gw: gw}
 	if len(o.evalOrder) > 0 {
 		// As serve runs them: each run's leaf (and so its event) recorded.
@@ -213,6 +217,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 			t.Fatal(err)
 		}
 		gw.SetEvals(e.evals)
+		api.SetRunners(runner, e.evals)
 	}
 	if tls {
 		e.srv = httptest.NewTLSServer(gw)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/custody-gateway/custody/adminapi"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -34,9 +35,9 @@ type overviewData struct {
 	Unconfigured  int64  // requests for model names that are not configured (each a 400)
 	Models        []*modelCard
 	OutOfService  []*routeCard
-	Log           *logAnswer
+	Log           *adminapi.LogStatus
 	CheckpointAge string
-	Recent        []apiRecord
+	Recent        []adminapi.Record
 }
 
 type window struct {
@@ -133,16 +134,16 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) error {
 
 func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*overviewData, error) {
 	win := url.Values{"since": {since.Format(time.RFC3339Nano)}, "until": {until.Add(time.Nanosecond).Format(time.RFC3339Nano)}}
-	var stats statsAnswer
+	var stats adminapi.Stats
 	q := url.Values{"buckets": {strconv.Itoa(buckets)}}
 	for k, v := range win {
 		q[k] = v
 	}
-	if err := c.call(ctx, apiStats, q, &stats); err != nil {
+	if err := c.call(ctx, adminapi.PathStats, q, &stats); err != nil {
 		return nil, fmt.Errorf("reading the stats: %w", err)
 	}
-	var routes canaryList
-	if err := c.call(ctx, apiCanaries, nil, &routes); err != nil {
+	var routes adminapi.CanaryList
+	if err := c.call(ctx, adminapi.PathCanaries, nil, &routes); err != nil {
 		return nil, fmt.Errorf("reading the canaries: %w", err)
 	}
 	d := summarize(stats, routes.Data, c.known)
@@ -150,13 +151,13 @@ func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*over
 	slices.SortStableFunc(d.Models, func(a, b *modelCard) int {
 		return cmp.Compare(slices.Index(c.cfg.Models, a.Name), slices.Index(c.cfg.Models, b.Name))
 	})
-	var evals evalList
-	if err := c.call(ctx, apiEvals, nil, &evals); err != nil {
+	var evals adminapi.EvalStatusList
+	if err := c.call(ctx, adminapi.PathEvals, nil, &evals); err != nil {
 		return nil, fmt.Errorf("reading the evals: %w", err)
 	}
 	attachEvals(d, evals.Data)
-	var lg logAnswer
-	if err := c.call(ctx, apiLog, nil, &lg); err != nil {
+	var lg adminapi.LogStatus
+	if err := c.call(ctx, adminapi.PathLogStatus, nil, &lg); err != nil {
 		return nil, fmt.Errorf("reading the log status: %w", err)
 	}
 	d.Log = &lg
@@ -165,8 +166,8 @@ func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*over
 	}
 	for _, v := range []string{"rejected", "flagged"} {
 		q := url.Values{"verdict": {v}, "limit": {"100"}, "since": win["since"]}
-		var recs recordList
-		if err := c.call(ctx, apiRecords, q, &recs); err != nil {
+		var recs adminapi.RecordList
+		if err := c.call(ctx, adminapi.PathRecords, q, &recs); err != nil {
 			return nil, fmt.Errorf("reading %s records: %w", v, err)
 		}
 		for _, rec := range recs.Data {
@@ -175,7 +176,7 @@ func (c *Console) overviewOf(ctx context.Context, since, until time.Time) (*over
 			}
 		}
 	}
-	slices.SortFunc(d.Recent, func(a, b apiRecord) int { return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(b.ID, a.ID)) })
+	slices.SortFunc(d.Recent, func(a, b adminapi.Record) int { return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(b.ID, a.ID)) })
 	d.Recent = d.Recent[:min(len(d.Recent), recentRows)]
 	return d, nil
 }
@@ -188,7 +189,7 @@ func (c *Console) known(model string) bool {
 // summarize folds the API's counts and route states per model and route.
 // Only models known says yes to get a card; the others' client traffic
 // is counted in Unconfigured.
-func summarize(stats statsAnswer, routes []routeAnswer, known func(string) bool) *overviewData {
+func summarize(stats adminapi.Stats, routes []adminapi.RouteStatus, known func(string) bool) *overviewData {
 	d := &overviewData{Since: stats.Since, Until: stats.Until}
 	n := max(stats.Buckets, 1)
 	models := map[string]*modelCard{}

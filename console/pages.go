@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/adminapi"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,23 +17,23 @@ type recordData struct {
 	ID      string
 	Found   bool
 	Error   string
-	Rec     *apiRecord
+	Rec     *adminapi.Record
 	Codes   []custody.Code
 	InLog   string
 	Receipt bool // the receipt can be fetched from this replica's log
 }
 
 // lookup reads one record and this replica's log status from the API.
-func (c *Console) lookup(r *http.Request, id string) (*apiRecord, *logAnswer, error) {
-	var recs recordList
-	if err := c.call(r.Context(), apiRecords, url.Values{"request_id": {id}, "limit": {"1"}}, &recs); err != nil {
+func (c *Console) lookup(r *http.Request, id string) (*adminapi.Record, *adminapi.LogStatus, error) {
+	var recs adminapi.RecordList
+	if err := c.call(r.Context(), adminapi.PathRecords, url.Values{"request_id": {id}, "limit": {"1"}}, &recs); err != nil {
 		return nil, nil, err
 	}
 	if len(recs.Data) == 0 {
 		return nil, nil, nil
 	}
-	var lg logAnswer
-	if err := c.call(r.Context(), apiLog, nil, &lg); err != nil {
+	var lg adminapi.LogStatus
+	if err := c.call(r.Context(), adminapi.PathLogStatus, nil, &lg); err != nil {
 		return nil, nil, err
 	}
 	return &recs.Data[0], &lg, nil
@@ -59,7 +60,7 @@ func (c *Console) record(w http.ResponseWriter, r *http.Request) error {
 
 // inLog says where a record's leaf is, and whether this replica can hand
 // out its receipt.
-func inLog(rec *apiRecord, lg *logAnswer) (string, bool) {
+func inLog(rec *adminapi.Record, lg *adminapi.LogStatus) (string, bool) {
 	switch {
 	case rec.LeafIndex < 0:
 		return "not sequenced in the log yet", false

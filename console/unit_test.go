@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/custody-gateway/custody/adminapi"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func TestSummarize(t *testing.T) {
 	until := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	since := until.Add(-24 * time.Hour)
 	since3 := since.Add(3 * time.Hour)
-	stats := statsAnswer{Since: since, Until: until, Buckets: buckets, BucketMS: float64(time.Hour / time.Millisecond), Data: []statsRow{
+	stats := adminapi.Stats{Since: since, Until: until, Buckets: buckets, BucketMS: float64(time.Hour / time.Millisecond), Data: []adminapi.StatsRow{
 		{StatsRow: index.StatsRow{Bucket: 0, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0827", Verdict: custody.Verified, Count: 1}},
 		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 0, Provider: "a", ResponseModel: "m-0901", Verdict: custody.Flagged, Code: custody.CodeModelMismatch, Count: 1}},
 		{StatsRow: index.StatsRow{Bucket: buckets - 1, RequestedModel: "m", Route: 1, Provider: "b", ResponseModel: "m-0827", Verdict: custody.Verified, Fallback: true, Count: 3}},
@@ -100,13 +101,10 @@ func TestSummarize(t *testing.T) {
 		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "n", Route: -1, Verdict: custody.Rejected, Code: custody.CodeRouteQuarantined, Count: 2}},
 		{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "ghost", Route: -1, Verdict: custody.Rejected, Code: custody.CodeInvalidRequest, Count: 4}},
 	}}
-	routes := []routeAnswer{
+	routes := []adminapi.RouteStatus{
 		{Route: "m/a", Model: "m", Provider: "a", Index: 0},
 		{Route: "m/b", Model: "m", Provider: "b", Index: 1},
-		{Route: "n/c", Model: "n", Provider: "c", Index: 0, Quarantined: true, OutOfService: &struct {
-			Since  *time.Time `json:"since"`
-			Reason string     `json:"reason"`
-		}{Since: &since3, Reason: "echo: request id mismatch"}},
+		{Route: "n/c", Model: "n", Provider: "c", Index: 0, Quarantined: true, OutOfService: &adminapi.OutOfService{Since: &since3, Reason: "echo: request id mismatch"}},
 	}
 	d := summarize(stats, routes, func(m string) bool { return m != "ghost" })
 	if len(d.Models) != 2 || d.Models[0].Name != "m" || d.Models[1].Name != "n" {
@@ -145,8 +143,8 @@ func TestSummarize(t *testing.T) {
 func TestChartEscapes(t *testing.T) {
 	now := time.Now()
 	evil := `<script>alert(1)</script>`
-	d := summarize(statsAnswer{Since: now.Add(-time.Hour), Until: now, Buckets: buckets, BucketMS: 150000,
-		Data: []statsRow{{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}}}, nil, func(string) bool { return true })
+	d := summarize(adminapi.Stats{Since: now.Add(-time.Hour), Until: now, Buckets: buckets, BucketMS: 150000,
+		Data: []adminapi.StatsRow{{StatsRow: index.StatsRow{Bucket: 3, RequestedModel: "m", ResponseModel: evil, Verdict: custody.Rejected, Count: 1}}}}, nil, func(string) bool { return true })
 	svg := string(d.Models[0].Mix)
 	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;") {
 		t.Errorf("unescaped model name in the chart: %s", svg)
@@ -160,14 +158,14 @@ func TestProbeStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rt routeAnswer
+	var rt adminapi.RouteStatus
 	if err := json.Unmarshal([]byte(`{"route":"m/p","model":"m","provider":"p","index":0,"quarantined":false,"out_of_service":null,
 		"last":{"time":"2026-12-01T10:00:00Z","health":"amber","ok":false,"results":[
 		{"probe":"oversize","status":"skipped","evidence":"no capacity known","code":"","duration_ms":0},
 		{"probe":"echo","status":"failed","evidence":"no upstream","code":"","duration_ms":1}]}}`), &rt); err != nil {
 		t.Fatal(err)
 	}
-	d := summarize(statsAnswer{Buckets: 1}, []routeAnswer{rt}, func(string) bool { return true })
+	d := summarize(adminapi.Stats{Buckets: 1}, []adminapi.RouteStatus{rt}, func(string) bool { return true })
 	var b bytes.Buffer
 	if err := c.pages["overview"].Execute(&b, map[string]any{"Page": "overview", "Now": time.Now(), "Data": d}); err != nil {
 		t.Fatal(err)
@@ -187,7 +185,7 @@ func TestEvalPanelStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evals evalList
+	var evals adminapi.EvalStatusList
 	if err := json.Unmarshal([]byte(`{"object":"list","data":[
 		{"route":"m/p","model":"m","provider":"p","index":0,"suites":[
 			{"suite":"fresh","passed":false,"required_by":["code"],"last":null},
@@ -199,7 +197,7 @@ func TestEvalPanelStates(t *testing.T) {
 		{"route":"m/q","model":"m","provider":"q","index":1,"suites":[]}]}`), &evals); err != nil {
 		t.Fatal(err)
 	}
-	d := summarize(statsAnswer{Buckets: 1}, []routeAnswer{{Route: "m/p", Model: "m", Provider: "p"}, {Route: "m/q", Model: "m", Provider: "q", Index: 1}},
+	d := summarize(adminapi.Stats{Buckets: 1}, []adminapi.RouteStatus{{Route: "m/p", Model: "m", Provider: "p"}, {Route: "m/q", Model: "m", Provider: "q", Index: 1}},
 		func(string) bool { return true })
 	attachEvals(d, evals.Data)
 	var b bytes.Buffer
@@ -231,11 +229,11 @@ func TestLogCardWitnesses(t *testing.T) {
 	}
 	render := func(answer string) string {
 		t.Helper()
-		var lg logAnswer
+		var lg adminapi.LogStatus
 		if err := json.Unmarshal([]byte(answer), &lg); err != nil {
 			t.Fatal(err)
 		}
-		d := summarize(statsAnswer{Buckets: 1}, nil, func(string) bool { return true })
+		d := summarize(adminapi.Stats{Buckets: 1}, nil, func(string) bool { return true })
 		d.Log = &lg
 		var b bytes.Buffer
 		if err := c.pages["overview"].Execute(&b, map[string]any{"Page": "overview", "Now": time.Now(), "Data": d}); err != nil {

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,13 +15,28 @@ import (
 // 429 rate_limited with Retry-After; tenants' requests are not affected.
 func TestAdminKeyGuessesLimited(t *testing.T) {
 	h := newHarness(t, strings.Replace(testConfig, "limits: {max_body_bytes: 4096}", "limits: {max_body_bytes: 4096, auth_failures_per_minute: 3}", 1))
+	// An admin endpoint mounted beside the API (the admin API, the
+	// profiler) asks for the key through AdminOnly.
+	admin := httptest.NewServer(h.gw.AdminOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
+	t.Cleanup(admin.Close)
+	get := func(key string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", admin.URL+"/admin", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := admin.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
 	for i := range 3 {
-		if resp, body := h.do("GET", "/v1/custody/canaries", "guess-"+strconv.Itoa(i), ""); resp.StatusCode != 401 {
+		if resp, body := get("guess-" + strconv.Itoa(i)); resp.StatusCode != 401 {
 			t.Fatalf("guess %d: %d %s", i, resp.StatusCode, body)
 		}
 	}
 	for _, key := range []string{"guess-4", "adm-1"} {
-		resp, body := h.do("GET", "/v1/custody/canaries", key, "")
+		resp, body := get(key)
 		if resp.StatusCode != 429 || errCode(t, body) != "rate_limited" {
 			t.Fatalf("key %s after 3 wrong keys: %d %s", key, resp.StatusCode, body)
 		}

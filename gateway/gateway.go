@@ -183,17 +183,11 @@ func New(o Options) (*Gateway, error) {
 	mux.Handle("/v1/embeddings", g.proxy(openaiEmbeddings))
 	g.mountDialects(mux)
 	mux.Handle("/v1/models", g.only(http.MethodGet, g.handle(g.listModels)))
-	mux.Handle("/v1/custody/canaries", g.only(http.MethodGet, g.handle(g.canaryStatus)))
-	mux.Handle("/v1/custody/canaries/reenroll", g.only(http.MethodPost, g.handle(g.reenroll)))
-	g.mountEvals(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /readyz", g.handle(g.ready))
-	if o.Evidence != nil {
-		o.Evidence.mount(g, mux)
-	}
 	for pattern, h := range o.Mounts {
 		mux.Handle(pattern, h)
 	}
@@ -251,6 +245,10 @@ func (g *Gateway) Tenant(r *http.Request) (*config.Tenant, error) { return g.key
 
 // Admin authenticates r as an admin.
 func (g *Gateway) Admin(r *http.Request) error { return g.keys.admin(r) }
+
+// Refuse answers a request to a handler mounted beside the API (the
+// admin API) with err, as custody's own endpoints answer, and counts it.
+func (g *Gateway) Refuse(w http.ResponseWriter, err error) { g.refuse(w, openaiChat, err) }
 
 // AuthFailures is the gateway's admin-key failure limiter, for the
 // console login to share.

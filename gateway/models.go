@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sort"
@@ -50,4 +51,9 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) error {
 	}
 	sort.Slice(out.Data, func(i, j int) bool { return out.Data[i].ID < out.Data[j].ID })
 	return writeJSON(w, out)
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
 }

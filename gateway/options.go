@@ -61,8 +61,6 @@ type Options struct {
 	Checks []string
 	// Tracer, when set, traces transactions and upstream attempts.
 	Tracer Tracer
-	// Evidence, when set, serves receipts, records, events and the log.
-	Evidence *Evidence
 	// Extra handlers mounted beside the API (the log, admin endpoints).
 	Mounts map[string]http.Handler
 	// AuthFailures, when set, is the admin-key failure limiter to use (the

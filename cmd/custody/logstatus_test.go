@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custody-gateway/custody/adminapi"
 	"github.com/custody-gateway/custody/internal/openapi"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -51,22 +52,7 @@ func TestLogStatusWitnesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type status struct {
-		Size        uint64 `json:"size"`
-		Unpublished uint64 `json:"unpublished"`
-		Witnesses   *struct {
-			Quorum    int    `json:"quorum"`
-			QuorumMet bool   `json:"quorum_met"`
-			Reason    string `json:"reason"`
-			Cosigned  bool   `json:"cosigned"`
-			Witnesses []struct {
-				Name         string     `json:"name"`
-				Up           bool       `json:"up"`
-				LastError    string     `json:"last_error"`
-				LastCosigned *time.Time `json:"last_cosigned"`
-			} `json:"witnesses"`
-		} `json:"witnesses"`
-	}
+	type status = adminapi.LogStatus // the answer as the console decodes it
 	n := 0
 	// await sends a request, then reads the log status until ok says it
 	// is what the test waits for; every answer must match the document.

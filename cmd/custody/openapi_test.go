@@ -197,7 +197,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	// so, by the loop above, called).
 	for _, p := range custodyPaths(t, "../..") {
 		if !documented(doc.Paths(), p) {
-			t.Errorf("%s is in the sources (mounted or read) but not in gateway/openapi.json", p)
+			t.Errorf("%s is in the sources (mounted or read) but not in adminapi/openapi.json", p)
 		}
 	}
 	// The evals' answers say what the console's panel shows: the pass

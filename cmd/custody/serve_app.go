@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/adminapi"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
@@ -286,10 +288,10 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 	if old := a.gw.Load(); old != nil {
 		authFailures, replay = old.AuthFailures(), old.Replay()
 	}
-	evidence := &gateway.Evidence{Recorder: a.recorder, Index: a.index, Log: a.log}
+	api := adminapi.New(adminapi.Config{Config: cfg, Recorder: a.recorder, Index: a.index, Log: a.log})
 	con, err := console.New(console.Config{
 		IsAdminKey:    func(key string) bool { return gw.IsAdminKey(key) },
-		API:           evidence.AdminAPI(),
+		API:           api.InProcess(),
 		Log:           a.log,
 		VerifyReceipt: console.LedgerVerifier(a.logSource, a.log.Verifier()),
 		Logger:        a.logger,
@@ -303,9 +305,9 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
-		Evidence:      evidence,
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
 	}
+	maps.Copy(opts.Mounts, api.Mounts())
 	if h, ok := a.logger.Handler().(flushingHandler); ok {
 		opts.TransactionLog = h.transactionLog()
 	}
@@ -322,6 +324,7 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 	if gw, err = gateway.New(opts); err != nil {
 		return nil, err
 	}
+	api.Bind(gw)
 	b := &built{cfg: cfg, gw: gw, models: models, clients: clients, notifier: newNotifier(cfg, a.logger)}
 	b.canaryCtx, b.stopCanaries = context.WithCancel(context.Background())
 	b.evalCtx, b.stopEvals = context.WithCancel(context.Background())
@@ -335,6 +338,7 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 		return nil, err
 	}
 	gw.SetEvals(b.evals)
+	api.SetRunners(b.canaries, b.evals)
 	return b, nil
 }
 

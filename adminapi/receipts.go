@@ -1,4 +1,4 @@
-package gateway
+package adminapi
 
 import (
 	"context"
@@ -14,14 +14,11 @@ import (
 
 // receipt serves a tenant its own receipt; another tenant's is "not
 // found", so its existence is not revealed.
-func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	t, err := g.keys.tenant(r)
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("id")
+func (a *API) receipt(c *call) error {
+	w, r, t, e := c.w, c.r, c.tenant, a
+	id := r.PathValue("request_id")
 	notFound := custody.Errorf(custody.CodeNotFound, "no receipt for request %s", id)
-	rec, err := e.Recorder.Lookup(r.Context(), id)
+	rec, err := e.cfg.Recorder.Lookup(r.Context(), id)
 	switch {
 	case errors.Is(err, custody.ErrNotFound) && r.Header.Get(forwardedHeader) == "":
 		// Not indexed yet, perhaps because another replica recorded it a
@@ -33,12 +30,12 @@ func (e *Evidence) receipt(g *Gateway, w http.ResponseWriter, r *http.Request) e
 		return indexDown(err)
 	case err != nil || rec.Tenant != t.ID:
 		return notFound
-	case rec.Shard != e.Log.Origin():
+	case rec.Shard != e.cfg.Log.Origin():
 		return e.remoteReceipt(w, r, id, rec.Shard)
 	case rec.LeafIndex < 0:
 		return notFound
 	}
-	rcpt, err := e.Log.Receipt(r.Context(), uint64(rec.LeafIndex), id)
+	rcpt, err := e.cfg.Log.Receipt(r.Context(), uint64(rec.LeafIndex), id)
 	if err != nil {
 		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the receipt could not be read from the log")
 	}
@@ -61,17 +58,17 @@ const forwardedHeader = "Custody-Forwarded"
 // other replica has it, with the caller's own credentials: only the
 // recording replica has the keys that derive the salts, so the salts
 // never have to be stored anywhere.
-func (e *Evidence) remoteReceipt(w http.ResponseWriter, r *http.Request, id, shard string) error {
+func (e *API) remoteReceipt(w http.ResponseWriter, r *http.Request, id, shard string) error {
 	if r.Header.Get(forwardedHeader) != "" {
 		return custody.Errorf(custody.CodeLedgerUnavailable, "the shard registry is inconsistent for log %s", shard)
 	}
-	shards, err := e.Index.Shards(r.Context())
+	shards, err := e.cfg.Index.Shards(r.Context())
 	if err != nil {
 		return custody.Wrap(custody.CodeLedgerUnavailable, err, "the shard list could not be read")
 	}
 	var lastErr error = custody.Errorf(custody.CodeNotFound, "no receipt for request %s", id)
 	for _, s := range shards {
-		if s.Origin == e.Log.Origin() || (shard != "" && s.Origin != shard) || s.URL == "" {
+		if s.Origin == e.cfg.Log.Origin() || (shard != "" && s.Origin != shard) || s.URL == "" {
 			continue
 		}
 		status, body, err := e.fetchReceipt(r, strings.TrimRight(s.URL, "/"), id)
@@ -91,10 +88,10 @@ func (e *Evidence) remoteReceipt(w http.ResponseWriter, r *http.Request, id, sha
 	return lastErr
 }
 
-func (e *Evidence) fetchReceipt(r *http.Request, base, id string) (int, []byte, error) {
+func (e *API) fetchReceipt(r *http.Request, base, id string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/custody/receipts/"+url.PathEscape(id), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+strings.TrimSuffix(PathReceipt, "{request_id}")+url.PathEscape(id), nil)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -109,9 +106,9 @@ func (e *Evidence) fetchReceipt(r *http.Request, base, id string) (int, []byte, 
 	return resp.StatusCode, body, err
 }
 
-func (e *Evidence) client() *http.Client {
-	if e.HTTP != nil {
-		return e.HTTP
+func (e *API) client() *http.Client {
+	if e.cfg.HTTP != nil {
+		return e.cfg.HTTP
 	}
 	return http.DefaultClient
 }

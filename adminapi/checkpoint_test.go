@@ -1,4 +1,4 @@
-package gateway
+package adminapi
 
 import (
 	"slices"
@@ -8,9 +8,9 @@ import (
 func TestParseCheckpoint(t *testing.T) {
 	cp := "custody.local/log\n12\nq0rXy5Vn0Ut6pJu0T7SFDMBbS5D8bk8Hn5c4+6s8tOw=\n\n— custody.local/log AAAAAbase64sig\n— w1.example BBBBcosig\n"
 	got, ok := parseCheckpoint([]byte(cp), "custody.local/log")
-	if !ok || got["size"] != uint64(12) || got["origin"] != "custody.local/log" ||
-		!slices.Equal(got["signers"].([]string), []string{"custody.local/log", "w1.example"}) ||
-		!slices.Equal(got["cosignatures"].([]string), []string{"w1.example"}) {
+	if !ok || got.Size != 12 || got.Origin != "custody.local/log" ||
+		!slices.Equal(got.Signers, []string{"custody.local/log", "w1.example"}) ||
+		!slices.Equal(got.Cosignatures, []string{"w1.example"}) {
 		t.Errorf("parseCheckpoint = %v, %v", got, ok)
 	}
 	for _, bad := range []string{"", "origin\n12\n", "origin\nx12\nhash\n\n— a b\n", "origin\n12\nhash"} {
@@ -31,7 +31,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 		if !ok {
 			return
 		}
-		for _, s := range got["signers"].([]string) {
+		for _, s := range got.Signers {
 			if !slices.Contains(splitLines(string(b)), "— "+s) && !containsPrefix(splitLines(string(b)), "— "+s+" ") {
 				t.Fatalf("signer %q is not a signature line of %q", s, b)
 			}

@@ -1,10 +1,7 @@
-package gateway
+package adminapi
 
 import (
-	"encoding/json"
 	"errors"
-	"net/http"
-	"time"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
@@ -12,11 +9,8 @@ import (
 
 // records answers GET /v1/custody/records: a page of records, newest
 // first; next_before is the cursor of the next page, null on the last.
-func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	if err := g.adminAuth(r); err != nil {
-		return err
-	}
-	q := r.URL.Query()
+func (a *API) records(c *call) error {
+	q := c.r.URL.Query()
 	query := index.Query{RequestID: q.Get("request_id"), Tenant: q.Get("tenant"), Model: q.Get("model"),
 		Provider: q.Get("provider"), Verdict: custody.Verdict(q.Get("verdict")), Code: custody.Code(q.Get("code")),
 		Before: q.Get("before")}
@@ -30,53 +24,27 @@ func (e *Evidence) records(g *Gateway, w http.ResponseWriter, r *http.Request) e
 	if query.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
 		return err
 	}
-	recs, err := e.Index.Search(r.Context(), query)
+	recs, err := a.cfg.Index.Search(c.r.Context(), query)
 	if errors.Is(err, index.ErrNotFound) {
 		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "before", Message: "before names no record"}
 	}
 	if err != nil {
 		return indexDown(err)
 	}
-	out := make([]json.RawMessage, len(recs))
+	out := RecordList{Object: "list", Data: make([]Record, len(recs))}
 	for i := range recs {
-		if out[i], err = recordJSON(&recs[i]); err != nil {
-			return err
-		}
+		out.Data[i] = Record{Record: recs[i], DurationMS: ms(recs[i].Duration)}
 	}
-	var next *string
 	if len(recs) == query.PageSize() {
-		next = &recs[len(recs)-1].ID
+		out.NextBefore = &recs[len(recs)-1].ID
 	}
-	return writeJSON(w, map[string]any{"object": "list", "data": out, "next_before": next})
+	return c.json(out)
 }
-
-// recordJSON is a record as the admin API shows it: the transaction's
-// ledger fields, its place in the log, and its duration in milliseconds
-// (the leaf's duration_ns is the ledger's format, not the API's).
-func recordJSON(rec *index.Record) (json.RawMessage, error) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	delete(m, "duration_ns")
-	m["duration_ms"], _ = json.Marshal(ms(rec.Duration))
-	return json.Marshal(m)
-}
-
-// ms is d in milliseconds, the admin API's unit of durations.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // events answers GET /v1/custody/events: a page of the timeline, newest
 // first; next_before is the cursor of the next page, null on the last.
-func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) error {
-	if err := g.adminAuth(r); err != nil {
-		return err
-	}
-	q := r.URL.Query()
+func (a *API) events(c *call) error {
+	q := c.r.URL.Query()
 	eq := index.EventQuery{Type: q.Get("type"), Model: q.Get("model"), Tenant: q.Get("tenant"), Route: q.Get("route"),
 		Code: custody.Code(q.Get("code"))}
 	switch eq.Type {
@@ -99,19 +67,19 @@ func (e *Evidence) events(g *Gateway, w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	eq.Before = int64(before)
-	evs, err := e.Index.Events(r.Context(), eq)
+	evs, err := a.cfg.Index.Events(c.r.Context(), eq)
 	if errors.Is(err, index.ErrNotFound) {
 		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "before", Message: "before names no event"}
 	}
 	if err != nil {
 		return indexDown(err)
 	}
-	if evs == nil {
-		evs = []index.Event{}
+	out := EventList{Object: "list", Data: evs}
+	if out.Data == nil {
+		out.Data = []index.Event{}
 	}
-	var next *int64
 	if len(evs) == eq.PageSize() {
-		next = &evs[len(evs)-1].ID
+		out.NextBefore = &evs[len(evs)-1].ID
 	}
-	return writeJSON(w, map[string]any{"object": "list", "data": evs, "next_before": next})
+	return c.json(out)
 }
