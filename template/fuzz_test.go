@@ -14,6 +14,7 @@ func FuzzRender(f *testing.F) {
 		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{\"a\":[1,2.5,{\"b\":null}]}"}}]},{"role":"tool","content":"r"}],"tools":[{"type":"function","function":{"name":"f"}}]}`,
 		`{"messages":[{"role":"developer","content":"d"}],"chat_template_kwargs":{"enable_thinking":false},"reasoning_effort":"none"}`,
 		`{"messages":[{"role":"user","content":"\u0000custody-float:1.0\u0000"}]}`,
+		`{"messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":"{\"a\":18446744073709551615,\"b\":48.8606111,\"c\":\"x\u2028\"}"}}]},{"role":"tool","content":"r"}],"tools":[{"type":"function","function":{"name":"f","description":"p\u2029\u0000custody-sep:2028\u0000","parameters":{"m":12345678901234567890}}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -29,7 +30,7 @@ func FuzzRender(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, tmpl := range []*Template{chatml, qwenish} {
-			for _, e := range Engines {
+			for _, e := range append(Engines, EngineLlamaCppStream) {
 				tmpl.Render(e, body)
 			}
 		}
