@@ -337,7 +337,7 @@ func (s *streamScan) check(sc Scanner) bool {
 }
 
 // choicesAsker is a request that says how many choices it asked for (the
-// OpenAI dialects' n; 0: one).
+// chat dialect's n; 0: one; -1: not known).
 type choicesAsker interface{ Choices() int }
 
 // shapeOf is the shape check's error for a response read as r: its
@@ -356,5 +356,9 @@ func (x *exchange) choicesError(got int) error {
 	if !ok || got == 0 {
 		return nil
 	}
-	return check.Choices(got, q.Choices())
+	asked := q.Choices()
+	if asked < 0 {
+		return nil
+	}
+	return check.Choices(got, asked)
 }

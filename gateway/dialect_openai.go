@@ -110,7 +110,15 @@ func (q *openaiRequest) Upstream(model string, set ...openai.Member) []byte {
 	return q.r.Rewrite(model, set...)
 }
 func (q *openaiRequest) Digest(model string) [32]byte { return q.r.Digest(model) }
-func (q *openaiRequest) Choices() int                 { return q.r.N }
+
+// Choices is the chat request's n; -1 (not known) for legacy completions,
+// whose choices are n for each of several prompts.
+func (q *openaiRequest) Choices() int {
+	if q.endpoint != openai.EndpointChat {
+		return -1
+	}
+	return q.r.N
+}
 
 // openaiStream reads an OpenAI SSE stream: one chunk per data event,
 // [DONE] at the end.
