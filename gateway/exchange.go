@@ -76,8 +76,8 @@ func (p *promptWork) ready() (Scanner, bool) {
 	}
 }
 
-// close finishes the scanner; learn says the response was served
-// unflagged (verified), the only kind the detector learns from.
+// close finishes the scanner; learn says the detector may learn from the
+// response (Scanner.Close).
 func (p *promptWork) close(learn bool) {
 	if p.wait().scanner != nil {
 		p.scanner.Close(learn)
