@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"hash/fnv"
 	"math"
 	"os"
@@ -174,8 +175,8 @@ func loadEnrollment(dir, route string) (*Enrollment, error) {
 	return e, nil
 }
 
-// saveEnrollment writes e atomically (temp file, fsync, rename, fsync of
-// the directory): a crash leaves the old enrollment or the new, never half.
+// saveEnrollment writes e durably (internal/durable): a crash leaves the
+// old enrollment or the new, never half.
 func saveEnrollment(dir string, e *Enrollment) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("saving enrollment: %w", err)
@@ -184,34 +185,8 @@ func saveEnrollment(dir string, e *Enrollment) error {
 	if err != nil {
 		return fmt.Errorf("saving enrollment: %w", err)
 	}
-	path := enrollmentPath(dir, e.Route)
-	f, err := os.CreateTemp(dir, ".enroll-*")
-	if err != nil {
+	if err := durable.WriteFile(enrollmentPath(dir, e.Route), b, 0o600); err != nil {
 		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("saving enrollment: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every filesystem syncs directories
-		d.Close()
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -54,7 +55,8 @@ func loadBaseline(dir, suite, route string) (*baseline, error) {
 	return &bl, nil
 }
 
-// saveBaseline writes the baseline atomically (temp file, rename).
+// saveBaseline writes the baseline durably (internal/durable): before, a
+// fixed temporary name and no fsync could lose or tear it on a crash.
 func saveBaseline(dir string, bl *baseline) error {
 	path := baselineFile(dir, bl.Suite, bl.Route)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -64,11 +66,7 @@ func saveBaseline(dir string, bl *baseline) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("writing eval baseline: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := durable.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("writing eval baseline: %w", err)
 	}
 	return nil

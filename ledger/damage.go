@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func RepairJournal(dir string, d *Damage) error {
 			}
 		}
 	}
-	return syncDir(jdir)
+	return durable.SyncDir(jdir)
 }
 
 // checkpointSize reads the tree size of the checkpoint at p (0 if there

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"hash/crc32"
 	"io"
 	"os"
@@ -162,7 +163,7 @@ func (j *journal) newSegment(first uint64) error {
 			return err
 		}
 	}
-	if err := syncDir(j.dir); err != nil {
+	if err := durable.SyncDir(j.dir); err != nil {
 		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -399,7 +400,7 @@ func (j *journal) removeIntegrated() {
 		keep = append(keep, s)
 	}
 	j.segments = keep
-	syncDir(j.dir)
+	durable.SyncDir(j.dir)
 }
 
 // close stops new Appends, waits for the syncer to write what is queued,

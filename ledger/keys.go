@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,56 +111,11 @@ func readOrCreate(path string, gen func() ([]byte, error)) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileSync(path, data, 0o600, true); err != nil {
+	if err := durable.CreateFile(path, data, 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return os.ReadFile(path)
 		}
 		return nil, err
 	}
 	return data, nil
-}
-
-// writeFileSync writes data to path durably: to a temporary file, fsync,
-// rename (or link, if exclusive), fsync of the directory.
-func writeFileSync(path string, data []byte, perm os.FileMode, exclusive bool) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if exclusive {
-		err = os.Link(tmp, path)
-	} else {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -764,7 +765,7 @@ func publishVerifier(path, vkey string) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == vkey+"\n" {
 		return nil
 	}
-	if err := writeFileSync(path, []byte(vkey+"\n"), 0o644, false); err != nil {
+	if err := durable.WriteFile(path, []byte(vkey+"\n"), 0o644); err != nil {
 		return fmt.Errorf("publishing verifier key: %w", err)
 	}
 	return nil

@@ -8,10 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custody-gateway/custody/internal/durable"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/transparency-dev/merkle/compact"
@@ -145,43 +144,9 @@ type constSource struct {
 
 func (c constSource) ReadCheckpoint(context.Context) ([]byte, error) { return c.cp, nil }
 
-// writeState replaces path with data durably: a temporary file beside it,
-// fsync, rename, then (where the system supports it) fsync of the
-// directory. A crash leaves the old state or the new, never a torn one.
-func writeState(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if runtime.GOOS == "windows" {
-		// Windows cannot open a directory for syncing; NTFS journals the
-		// rename itself.
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// writeState replaces path with data durably (internal/durable): a crash
+// leaves the old state or the new, never a torn one.
+func writeState(path string, data []byte) error { return durable.WriteFile(path, data, 0o600) }
 
 func readAuditState(path string) (*auditState, error) {
 	b, err := os.ReadFile(path)
