@@ -86,7 +86,8 @@ func TestEngineContextBoundary(t *testing.T) {
 	}
 	for _, stream := range []bool{false, true} {
 		r = sendEngine(t, s, "/v1/chat/completions", at, stream)
-		if r.status != 400 || !strings.Contains(r.body, "context_length_exceeded") {
+		// custody's own refusal (never forwarded), not llama.cpp's passed on.
+		if r.status != 400 || !strings.Contains(r.body, "context_length_exceeded") || !strings.Contains(r.body, "needs room for one generated token") {
 			t.Errorf("n_ctx tokens, stream=%v: HTTP %d %.300s", stream, r.status, r.body)
 		}
 		if got := capacityOutcomes(r.checks); len(got) != 1 || got[0] != "capacity=context_length_exceeded" {
