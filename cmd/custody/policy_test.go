@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestPoliciesOnSimulatedProviders runs the README's two policies on the
+// TestPoliciesOnSimulatedProviders runs docs/configuration.md's two policies on the
 // real binary: summaries may fall back anywhere; code generation stays on
 // the pinned snapshot in the EU.
 func TestPoliciesOnSimulatedProviders(t *testing.T) {
