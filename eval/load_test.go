@@ -57,7 +57,7 @@ func TestParseRefusesBadLines(t *testing.T) {
 		{"no assert", `{"id": "a", "prompt": "p"}`, "assert is required"},
 		{"empty assert", `{"id": "a", "prompt": "p", "assert": {}}`, "at least one assertion"},
 		{"bad regex", `{"id": "a", "prompt": "p", "assert": {"regex": "("}}`, "assert.regex:"},
-		{"schema keyword", `{"id": "a", "prompt": "p", "assert": {"json_schema": {"type": "object", "patternProperties": {}}}}`, "patternProperties: keyword not supported"},
+		{"schema keyword", `{"id": "a", "prompt": "p", "assert": {"json_schema": {"type": "object", "patternProps": {}}}}`, "patternProps: keyword not supported"},
 		{"schema type", `{"id": "a", "prompt": "p", "assert": {"json_schema": {"type": "int"}}}`, `unknown type "int"`},
 		{"tool name", `{"id": "a", "prompt": "p", "assert": {"tool_call": {"arguments": {}}}}`, "tool_call.name: required"},
 		{"latency", `{"id": "a", "prompt": "p", "assert": {"max_latency": "soon"}}`, "max_latency"},

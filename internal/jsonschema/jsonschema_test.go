@@ -42,12 +42,19 @@ func TestErrorsNeverQuoteTheValueUnlessAsked(t *testing.T) {
 	}
 }
 
-// $ref, format and OpenAPI's annotations are a document's keywords:
-// refused in plain JSON Schema, checked in a document.
+// OpenAPI's annotations are a document's keywords, refused in plain JSON
+// Schema; an unknown keyword or format, or a $ref outside the schema,
+// never compiles (nothing is loaded, no constraint silently ignored);
+// $ref, format and the annotations are checked in a document.
 func TestDocumentKeywords(t *testing.T) {
-	for _, s := range []string{`{"$ref":"#/x"}`, `{"format":"date-time"}`, `{"example":1}`} {
+	for _, s := range []string{`{"example":1}`, `{"format":"nonesuch"}`, `{"patternProps":{}}`} {
 		if _, err := Parse([]byte(s)); err == nil || !strings.Contains(err.Error(), "not supported") {
 			t.Errorf("Parse(%s) = %v, want not supported", s, err)
+		}
+	}
+	for _, s := range []string{`{"$ref":"#/x"}`, `{"$ref":"other.json#/x"}`, `{"$ref":"file:///etc/passwd"}`, `{"$ref":"https://example.com/s.json"}`} {
+		if _, err := Parse([]byte(s)); err == nil {
+			t.Errorf("Parse(%s) compiled", s)
 		}
 	}
 	root, err := Decode([]byte(`{"defs":{"Node":{"type":"object","required":["at"],"additionalProperties":false,"properties":{
@@ -71,10 +78,48 @@ func TestDocumentKeywords(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", value, err, want)
 		}
 	}
-	for _, bad := range []string{`{"$ref":"#/defs/Nothing"}`, `{"$ref":"other.json#/x"}`, `{"format":"uuid"}`} {
+	for _, bad := range []string{`{"$ref":"#/defs/Nothing"}`, `{"$ref":"other.json#/x"}`, `{"format":"nonesuch"}`} {
 		v, _ := Decode([]byte(bad), true)
 		if _, err := Compile(v, Options{Root: root, OpenAPI: true}); err == nil {
 			t.Errorf("Compile(%s) succeeded", bad)
+		}
+	}
+}
+
+// A client's schema is JSON Schema as written: unknown keywords are
+// annotations, but nothing outside it is loaded.
+func TestLenient(t *testing.T) {
+	s, err := ParseLenient([]byte(`{"type":"object","strict":true,"x-vendor":{"a":1},"properties":{"n":{"type":"integer","format":"nonesuch"}},"required":["n"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := check(s, `{"n":3}`); err != nil {
+		t.Errorf("valid value refused: %v", err)
+	}
+	if err := check(s, `{"m":3}`); err == nil || !strings.Contains(err.Error(), `required member "n" missing`) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := ParseLenient([]byte(`{"$ref":"file:///etc/passwd"}`)); err == nil {
+		t.Errorf("a file $ref compiled")
+	}
+}
+
+// The vocabulary the hand-written subset lacked is now checked.
+func TestFullVocabulary(t *testing.T) {
+	for _, tc := range []struct{ schema, good, bad, want string }{
+		{`{"oneOf":[{"type":"integer"},{"type":"string"}]}`, `1`, `true`, "none of oneOf"},
+		{`{"type":"array","uniqueItems":true}`, `[1,2]`, `[1,1]`, "not unique"},
+		{`{"patternProperties":{"^x":{"type":"integer"}}}`, `{"xa":1}`, `{"xa":"s"}`, "want integer"},
+		{`{"$defs":{"n":{"type":"integer"}},"properties":{"a":{"$ref":"#/$defs/n"}}}`, `{"a":1}`, `{"a":"s"}`, "$.a: want integer"},
+		{`{"type":"number","multipleOf":2}`, `4`, `3`, "multiple"},
+		{`{"not":{"type":"string"}}`, `1`, `"s"`, "not"},
+	} {
+		s := compile(t, tc.schema, Options{})
+		if err := check(s, tc.good); err != nil {
+			t.Errorf("%s: %s refused: %v", tc.schema, tc.good, err)
+		}
+		if err := check(s, tc.bad); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %s: err = %v, want %q", tc.schema, tc.bad, err, tc.want)
 		}
 	}
 }

@@ -1,225 +1,145 @@
 package jsonschema
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
 	"regexp"
-	"slices"
-	"sort"
+	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
+
+	js "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Validate checks a decoded value (numbers as json.Number) against s. The
 // error names the place and the rule broken, never the value.
-func (s *Schema) Validate(v any) error { return s.validate(v, "$", 0) }
+func (s *Schema) Validate(v any) error {
+	err := s.s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *js.ValidationError
+	if !errors.As(err, &ve) {
+		return errors.New("$: not a decoded JSON value")
+	}
+	return errors.New(s.explain(ve, v))
+}
 
-func (s *Schema) validate(v any, at string, depth int) error {
-	if depth > maxSchemaDepth {
-		return fmt.Errorf("%s: nested deeper than %d", at, maxSchemaDepth)
+// explain words the first broken rule of e: the library's own messages
+// quote the value, so each kind is worded here.
+func (s *Schema) explain(e *js.ValidationError, v any) string {
+	at := path(e.InstanceLocation, v)
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf:
+		return at + ": matches none of anyOf (" + s.causes(e, v) + ")"
+	case *kind.OneOf:
+		if k.Subschemas == nil {
+			return at + ": matches none of oneOf (" + s.causes(e, v) + ")"
+		}
+		return at + ": matches more than one of oneOf"
+	case *kind.Not:
+		return at + ": matches the schema of not"
+	case *kind.FalseSchema:
+		return at + ": the schema allows nothing here"
+	case *kind.Type:
+		return fmt.Sprintf("%s: want %s, got %s", at, strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		return at + ": not one of the enum's values"
+	case *kind.Const:
+		return at + ": not the const value"
+	case *kind.Format:
+		if k.Want == "date-time" {
+			return at + ": not an RFC 3339 time"
+		}
+		return at + ": not a valid " + k.Want
+	case *kind.Required:
+		return fmt.Sprintf("%s: required member %q missing", at, Truncate(k.Missing[0], 40))
+	case *kind.DependentRequired:
+		return fmt.Sprintf("%s: required member %q missing (dependentRequired)", at, Truncate(k.Missing[0], 40))
+	case *kind.AdditionalProperties:
+		if s.quote && len(k.Properties) > 0 {
+			return fmt.Sprintf("%s: member %q not allowed (additionalProperties is false)", at, Truncate(k.Properties[0], 40))
+		}
+		return at + ": member not allowed (additionalProperties is false)"
+	case *kind.PropertyNames:
+		return at + ": a member's name breaks propertyNames"
+	case *kind.MinProperties:
+		return fmt.Sprintf("%s: %d members, want at least %d", at, k.Got, k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("%s: %d members, want at most %d", at, k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("%s: %d items, want at least %d", at, k.Got, k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("%s: %d items, want at most %d", at, k.Got, k.Want)
+	case *kind.UniqueItems:
+		return at + ": items not unique"
+	case *kind.MinLength:
+		return fmt.Sprintf("%s: %d characters, want at least %d", at, k.Got, k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("%s: %d characters, want at most %d", at, k.Got, k.Want)
+	case *kind.Pattern:
+		return at + ": does not match the pattern"
+	case *kind.Minimum:
+		return fmt.Sprintf("%s: below the minimum %s", at, k.Want.FloatString(6))
+	case *kind.Maximum:
+		return fmt.Sprintf("%s: above the maximum %s", at, k.Want.FloatString(6))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("%s: not above the exclusive minimum %s", at, k.Want.FloatString(6))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("%s: not below the exclusive maximum %s", at, k.Want.FloatString(6))
+	case *kind.MultipleOf:
+		return at + ": not a multiple of " + k.Want.FloatString(6)
 	}
-	if len(s.Types) > 0 && !slices.ContainsFunc(s.Types, func(t string) bool { return hasType(v, t) }) {
-		return fmt.Errorf("%s: want %s, got %s", at, strings.Join(s.Types, " or "), typeName(v))
+	if len(e.Causes) > 0 {
+		// A group (the schema, a $ref, allOf, properties): its first
+		// broken rule.
+		return s.explain(e.Causes[0], v)
 	}
-	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return jsonEqual(e, v) }) {
-		return fmt.Errorf("%s: not one of the enum's values", at)
+	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
+		return at + ": breaks " + strings.Join(kp, "/")
 	}
-	if s.Const != nil && !jsonEqual(*s.Const, v) {
-		return fmt.Errorf("%s: not the const value", at)
+	return at + ": invalid"
+}
+
+func (s *Schema) causes(e *js.ValidationError, v any) string {
+	why := make([]string, 0, len(e.Causes))
+	for _, c := range e.Causes {
+		why = append(why, s.explain(c, v))
 	}
-	if s.Ref != nil {
-		if err := s.Ref.validate(v, at, depth+1); err != nil {
-			return err
-		}
-	}
-	if s.AnyOf != nil {
-		var why []string
-		for _, sub := range s.AnyOf {
-			err := sub.validate(v, at, depth+1)
-			if err == nil {
-				why = nil
-				break
-			}
-			why = append(why, err.Error())
-		}
-		if why != nil {
-			return fmt.Errorf("%s: matches none of anyOf (%s)", at, strings.Join(why, "; "))
-		}
-		if len(s.AnyOf) == 0 {
-			return fmt.Errorf("%s: the schema allows nothing", at)
-		}
-	}
-	switch t := v.(type) {
-	case string:
-		n := utf8.RuneCountInString(t)
-		if s.MinLength != nil && n < *s.MinLength {
-			return fmt.Errorf("%s: %d characters, want at least %d", at, n, *s.MinLength)
-		}
-		if s.MaxLength != nil && n > *s.MaxLength {
-			return fmt.Errorf("%s: %d characters, want at most %d", at, n, *s.MaxLength)
-		}
-		if s.Pattern != nil && !s.Pattern.MatchString(t) {
-			return fmt.Errorf("%s: does not match the pattern", at)
-		}
-		if _, err := time.Parse(time.RFC3339Nano, t); s.DateTime && err != nil {
-			return fmt.Errorf("%s: not an RFC 3339 time", at)
-		}
-	case json.Number:
-		f, _ := t.Float64()
-		switch {
-		case s.Minimum != nil && f < *s.Minimum:
-			return fmt.Errorf("%s: below the minimum %v", at, *s.Minimum)
-		case s.Maximum != nil && f > *s.Maximum:
-			return fmt.Errorf("%s: above the maximum %v", at, *s.Maximum)
-		case s.ExclMin != nil && f <= *s.ExclMin:
-			return fmt.Errorf("%s: not above the exclusive minimum %v", at, *s.ExclMin)
-		case s.ExclMax != nil && f >= *s.ExclMax:
-			return fmt.Errorf("%s: not below the exclusive maximum %v", at, *s.ExclMax)
-		}
-	case []any:
-		if s.MinItems != nil && len(t) < *s.MinItems {
-			return fmt.Errorf("%s: %d items, want at least %d", at, len(t), *s.MinItems)
-		}
-		if s.MaxItems != nil && len(t) > *s.MaxItems {
-			return fmt.Errorf("%s: %d items, want at most %d", at, len(t), *s.MaxItems)
-		}
-		if s.Items != nil {
-			for i, e := range t {
-				if err := s.Items.validate(e, fmt.Sprintf("%s[%d]", at, i), depth+1); err != nil {
-					return err
-				}
-			}
-		}
-	case map[string]any:
-		for _, r := range s.Required {
-			if _, ok := t[r]; !ok {
-				return fmt.Errorf("%s: required member %q missing", at, r)
-			}
-		}
-		names := make([]string, 0, len(t))
-		for k := range t {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			sub, known := s.Properties[k]
-			switch {
-			case known:
-			case s.NoAdditional && s.quote:
-				return fmt.Errorf("%s: member %q not allowed (additionalProperties is false)", at, Truncate(k, 40))
-			case s.NoAdditional:
-				return fmt.Errorf("%s: member not allowed (additionalProperties is false)", at)
-			case s.AdditionalProperties != nil:
-				sub = s.AdditionalProperties
-			default:
-				continue
-			}
-			if err := sub.validate(t[k], at+"."+memberPath(k), depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return strings.Join(why, "; ")
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// memberPath is a member name as a path step: the schema's own names
-// are shown, other members by position only (they come from the answer).
-func memberPath(k string) string {
-	if len(k) <= 64 && plainName.MatchString(k) {
-		return k
-	}
-	return "[member]"
-}
-
-func hasType(v any, t string) bool {
-	switch t {
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "number":
-		_, ok := v.(json.Number)
-		return ok
-	case "integer":
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		if _, err := n.Int64(); err == nil {
-			return true
-		}
-		f, err := n.Float64()
-		return err == nil && f == math.Trunc(f) && !math.IsInf(f, 0)
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "null":
-		return v == nil
-	}
-	return false
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case string:
-		return "string"
-	case json.Number:
-		return "number"
-	case bool:
-		return "boolean"
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case nil:
-		return "null"
-	}
-	return "unknown"
-}
-
-// jsonEqual compares decoded JSON values, numbers by value.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		fx, e1 := x.Float64()
-		fy, e2 := y.Float64()
-		return e1 == nil && e2 == nil && fx == fy
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
+// path is an instance location as "$.a[0].b", walked through the value
+// to tell array indexes from member names. Member names come from the
+// answer: only plain identifiers are shown (schemas name their members
+// so), others by position only.
+func path(loc []string, v any) string {
+	var b strings.Builder
+	b.WriteByte('$')
+	cur := v
+	for _, tok := range loc {
+		switch c := cur.(type) {
+		case []any:
+			i, _ := strconv.Atoi(tok)
+			b.WriteString("[" + strconv.Itoa(i) + "]")
+			if i >= 0 && i < len(c) {
+				cur = c[i]
+			} else {
+				cur = nil
 			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
+		case map[string]any:
+			if len(tok) <= 64 && plainName.MatchString(tok) {
+				b.WriteString("." + tok)
+			} else {
+				b.WriteString(".[member]")
 			}
+			cur = c[tok]
+		default:
+			b.WriteString(".[member]")
+			cur = nil
 		}
-		return true
 	}
-	return a == b
+	return b.String()
 }
