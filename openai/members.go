@@ -55,13 +55,16 @@ var requestMembers = func() *members {
 	part := memberSet("type", "text")
 	message := memberSet("role", "content", "name", "tool_calls", "tool_call_id", "function_call", "reasoning_content").
 		with("content", part).with("tool_calls", toolCall).with("function_call", function)
-	toolFunction := memberSet("name", "description", "parameters")
+	toolFunction := memberSet("name", "description", "parameters", "strict")
 	tool := memberSet("type", "function").with("function", toolFunction)
 	toolChoice := memberSet("type", "function").with("function", memberSet("name"))
 	return memberSet("model", "messages", "prompt", "input", "suffix", "tools", "tool_choice",
 		"functions", "function_call", "stream", "stream_options", "n", "max_tokens",
 		"max_completion_tokens", "echo", "add_generation_prompt", "continue_final_message",
-		"chat_template", "chat_template_kwargs", "cache_salt", "cache_prompt").
+		"chat_template", "chat_template_kwargs", "cache_salt", "cache_prompt",
+		// What the contract check holds the answer to (Asked).
+		"parallel_tool_calls", "response_format", "stop", "logprobs", "top_logprobs",
+		"include_stop_str_in_output").
 		with("messages", message).with("tools", tool).with("tool_choice", toolChoice).
 		with("functions", toolFunction).with("function_call", memberSet("name")).
 		with("stream_options", memberSet("include_usage"))

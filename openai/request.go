@@ -37,11 +37,24 @@ type Request struct {
 	// N is the choices asked for (n); 0 when absent, null or not an
 	// integer (the upstream's to refuse): one.
 	N int
+	// Asked is what the request asks of its answer, as the contract
+	// check reads it (check.ChatContract).
+	Asked Asked
 
 	model, streamOptions span // byte ranges in Body; zero when absent
 	// set are the members custody may set (cache_salt, cache_prompt):
 	// where the client's values are, to be overwritten.
 	set map[string]span
+}
+
+// Asked holds the raw values (JSON, sub-slices of the body; nil when
+// absent) of the top-level members that say what the answer must honour:
+// the tools it may call and how, its format, its limits. They are strict
+// members (members.go): a client and custody read the same ones.
+type Asked struct {
+	Tools, ToolChoice, ParallelToolCalls, ResponseFormat []byte
+	MaxTokens, MaxCompletionTokens, N, Stop              []byte
+	Logprobs, TopLogprobs, IncludeStopStrInOutput        []byte
 }
 
 // Member is a top-level member custody sets in the forwarded body,
@@ -99,10 +112,31 @@ func ParseRequest(body []byte) (*Request, error) {
 			default:
 				return badf("stream must be a boolean")
 			}
+		case "tools":
+			r.Asked.Tools = v
+		case "tool_choice":
+			r.Asked.ToolChoice = v
+		case "parallel_tool_calls":
+			r.Asked.ParallelToolCalls = v
+		case "response_format":
+			r.Asked.ResponseFormat = v
+		case "max_tokens":
+			r.Asked.MaxTokens = v
+		case "max_completion_tokens":
+			r.Asked.MaxCompletionTokens = v
 		case "n":
+			r.Asked.N = v
 			if n, err := strconv.Atoi(string(v)); err == nil && n > 0 {
 				r.N = n
 			}
+		case "stop":
+			r.Asked.Stop = v
+		case "logprobs":
+			r.Asked.Logprobs = v
+		case "top_logprobs":
+			r.Asked.TopLogprobs = v
+		case "include_stop_str_in_output":
+			r.Asked.IncludeStopStrInOutput = v
 		case "cache_salt", "cache_prompt":
 			if r.set == nil {
 				r.set = map[string]span{}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -171,5 +172,25 @@ func TestRewriteSetsMembers(t *testing.T) {
 	}
 	if _, err := ParseRequest([]byte(`{"model":"m","cache_salt":"a","Cache_Salt":"b"}`)); err == nil {
 		t.Error("a case-variant copy of cache_salt was accepted")
+	}
+}
+
+// The members the contract check reads are located, and are strict: a
+// second copy (or a case variant) is refused like a second model.
+func TestRequestAsked(t *testing.T) {
+	r, err := ParseRequest([]byte(`{"model":"m","tools":[{"type":"function","function":{"name":"f","strict":true}}],"tool_choice":"required","max_tokens":5,"n":2,"stop":["x"],"response_format":{"type":"json_object"},"logprobs":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Asked
+	if string(a.ToolChoice) != `"required"` || string(a.MaxTokens) != "5" || string(a.N) != "2" || string(a.Stop) != `["x"]` ||
+		string(a.Logprobs) != "true" || !bytes.HasPrefix(a.Tools, []byte(`[{`)) || !bytes.HasPrefix(a.ResponseFormat, []byte(`{"type"`)) {
+		t.Errorf("Asked = %+v", a)
+	}
+	for _, body := range []string{`{"model":"m","max_tokens":5,"Max_Tokens":50}`, `{"model":"m","response_format":{},"response_format":{}}`,
+		`{"model":"m","tools":[{"type":"function","function":{"name":"f","strict":true,"Strict":false}}]}`} {
+		if _, err := ParseRequest([]byte(body)); err == nil {
+			t.Errorf("%s: accepted", body)
+		}
 	}
 }
