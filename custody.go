@@ -40,8 +40,9 @@ const (
 	CheckStream        = "stream"
 	CheckShape         = "shape"
 	CheckContamination = "contamination"
-	CheckMembers       = "members" // strict members: checked response members appear once, exactly spelled
-	CheckCache         = "cache"   // cached_tokens within what this tenant could have cached
+	CheckMembers       = "members"  // strict members: checked response members appear once, exactly spelled
+	CheckCache         = "cache"    // cached_tokens within what this tenant could have cached
+	CheckContract      = "contract" // the answer honours what the request asked for (tools, format, limits)
 
 	// The outcomes that are no integrity check's: the request itself,
 	// authentication, limits, routing, the ledger, the upstream's

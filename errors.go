@@ -41,10 +41,24 @@ const (
 	// CodeCacheShared: the upstream's prompt cache served one tenant's
 	// prefix to another (cached_tokens this tenant could not have cached,
 	// or the cache canary's test).
-	CodeCacheShared          Code = "cache_shared"
-	CodeFallbackNotPermitted Code = "fallback_not_permitted"
-	CodeRouteQuarantined     Code = "route_quarantined"
-	CodeLedgerUnavailable    Code = "ledger_unavailable"
+	CodeCacheShared Code = "cache_shared"
+	// The contract codes: the answer breaks what the request asked for,
+	// one code per clause (check/contract.go). contract_finish_invalid,
+	// contract_stop_ignored, contract_choices_invalid and
+	// contract_logprobs_missing are custody's additions to SPEC §4's six.
+	CodeContractToolUnknown       Code = "contract_tool_unknown"        // a call of a tool the request did not declare
+	CodeContractArgumentsInvalid  Code = "contract_arguments_invalid"   // arguments not one JSON object, or breaking a non-strict tool's schema
+	CodeContractSchemaInvalid     Code = "contract_schema_invalid"      // output breaking a strict schema (tool or json_schema)
+	CodeContractToolChoiceIgnored Code = "contract_tool_choice_ignored" // tool_choice or parallel_tool_calls not honoured
+	CodeContractFormatInvalid     Code = "contract_format_invalid"      // text where response_format required JSON, or a non-strict json_schema broken
+	CodeContractLimitExceeded     Code = "contract_limit_exceeded"      // more completion tokens than max_tokens
+	CodeContractFinishInvalid     Code = "contract_finish_invalid"      // finish_reason inconsistent with the answer (tool_calls without calls, length under the limit)
+	CodeContractStopIgnored       Code = "contract_stop_ignored"        // a stop sequence inside a stop-finished text
+	CodeContractChoicesInvalid    Code = "contract_choices_invalid"     // not n choices indexed 0..n-1
+	CodeContractLogprobsMissing   Code = "contract_logprobs_missing"    // logprobs asked for and absent
+	CodeFallbackNotPermitted      Code = "fallback_not_permitted"
+	CodeRouteQuarantined          Code = "route_quarantined"
+	CodeLedgerUnavailable         Code = "ledger_unavailable"
 	// CodeIndexUnavailable: the index does not answer, so a check that
 	// needs it cannot run (refused when checks.on_index_unavailable is
 	// reject) or an admin query cannot be answered.
@@ -102,6 +116,16 @@ var outcomes = []OutcomeRow{
 	{CodeUpstreamErrorAsSuccess, CheckShape, http.StatusBadGateway, TypeIntegrity},
 	{CodeCrossRequestContamination, CheckContamination, http.StatusBadGateway, TypeIntegrity},
 	{CodeCacheShared, CheckCache, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractToolUnknown, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractArgumentsInvalid, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractSchemaInvalid, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractToolChoiceIgnored, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractFormatInvalid, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractLimitExceeded, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractFinishInvalid, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractStopIgnored, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractChoicesInvalid, CheckContract, http.StatusBadGateway, TypeIntegrity},
+	{CodeContractLogprobsMissing, CheckContract, http.StatusBadGateway, TypeIntegrity},
 	{CodeFallbackNotPermitted, CheckRoute, http.StatusServiceUnavailable, TypePolicy},
 	{CodeRouteQuarantined, CheckRoute, http.StatusServiceUnavailable, TypePolicy},
 	{CodeLedgerUnavailable, CheckLedger, http.StatusServiceUnavailable, TypeIntegrity},
