@@ -160,7 +160,9 @@ func chunks(t *testing.T, completion string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	chunk := func(choice string) { out = append(out, `{"id":"x","object":"chat.completion.chunk","model":"m","choices":[`+choice+`]}`) }
+	chunk := func(choice string) {
+		out = append(out, `{"id":"x","object":"chat.completion.chunk","model":"m","choices":[`+choice+`]}`)
+	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	for _, c := range r.Choices {
 		idx := itoa(c.Index)
