@@ -58,7 +58,10 @@ type Tool struct {
 // only what every chat answer owes: one choice, finish_reason tool_calls
 // only with calls, no call without declared tools.
 type Contract struct {
+	// Tools are the declared function tools; with rawTools (the request's
+	// member), read only when the answer calls one, by Tools.
 	Tools      []Tool
+	rawTools   []byte
 	ToolChoice ToolChoice
 	Named      string // the tool ChoiceNamed names
 	NoParallel bool   // parallel_tool_calls: false
@@ -84,6 +87,36 @@ func (c *Contract) tool(name string) *Tool {
 	return nil
 }
 
+// readTools reads the tools member, once, when a clause needs it.
+func (c *Contract) readTools(schemas *Schemas) {
+	if c.rawTools != nil {
+		c.Tools, c.rawTools = schemas.tools(c.rawTools), nil
+	}
+}
+
+// parseTools reads a tools member: its function tools (a member that
+// does not read as the API defines it declares none).
+func parseTools(raw []byte) []Tool {
+	var tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+			Strict     bool            `json:"strict"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &tools) != nil {
+		return nil
+	}
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if t.Type == "function" || t.Type == "" {
+			out = append(out, Tool{Name: t.Function.Name, Parameters: nullIsNil(t.Function.Parameters), Strict: t.Function.Strict})
+		}
+	}
+	return out
+}
+
 // choices is how many choices the answer owes.
 func (c *Contract) choices() int { return max(c.N, 1) }
 
@@ -93,23 +126,7 @@ func (c *Contract) choices() int { return max(c.N, 1) }
 // what it can read for certain.
 func ChatContract(a *openai.Asked) Contract {
 	var c Contract
-	if a.Tools != nil {
-		var tools []struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name       string          `json:"name"`
-				Parameters json.RawMessage `json:"parameters"`
-				Strict     bool            `json:"strict"`
-			} `json:"function"`
-		}
-		if json.Unmarshal(a.Tools, &tools) == nil {
-			for _, t := range tools {
-				if t.Type == "function" || t.Type == "" {
-					c.Tools = append(c.Tools, Tool{Name: t.Function.Name, Parameters: nullIsNil(t.Function.Parameters), Strict: t.Function.Strict})
-				}
-			}
-		}
-	}
+	c.rawTools = a.Tools // read when a call needs them (tools)
 	if a.ToolChoice != nil {
 		var s string
 		var named struct {

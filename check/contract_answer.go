@@ -159,3 +159,6 @@ func (s *ContractStream) Answer() Answer {
 	}
 	return s.a
 }
+
+// Contract is the contract the stream's answer is held to.
+func (s *ContractStream) Contract() *Contract { return s.c }

@@ -20,6 +20,9 @@ type Violation struct {
 	// it rejects); else a model can break it on its own (by default
 	// flagged).
 	Stack bool
+	// NotObject: the arguments of a call are not one JSON object, which
+	// no translation can turn into a Messages tool_use input.
+	NotObject bool
 	// Detail says where and what, for the client and the ledger: clause,
 	// choice and call positions, counts, never text or a name from the
 	// answer.
@@ -34,8 +37,9 @@ var Clauses = []string{"n", "tools", "tool_choice", "parallel_tool_calls", "argu
 // Schemas compiles the schemas (nil: compiled each time).
 func (c *Contract) Check(a Answer, schemas *Schemas) []Violation {
 	var vs []Violation
-	add := func(code custody.Code, clause string, stack bool, format string, args ...any) {
+	add := func(code custody.Code, clause string, stack bool, format string, args ...any) *Violation {
 		vs = append(vs, Violation{Code: code, Clause: clause, Stack: stack, Detail: clause + ": " + fmt.Sprintf(format, args...)})
+		return &vs[len(vs)-1] // valid until the next add
 	}
 	n := c.choices()
 	if len(a.Choices) != n {
@@ -73,12 +77,13 @@ func seenBefore(cs []AnswerChoice, idx int) bool {
 	return false
 }
 
-type addFunc func(code custody.Code, clause string, stack bool, format string, args ...any)
+type addFunc func(code custody.Code, clause string, stack bool, format string, args ...any) *Violation
 
 func (c *Contract) checkChoice(ch *AnswerChoice, schemas *Schemas, add addFunc) {
 	at := fmt.Sprintf("choice %d", ch.Index)
 	truncated := ch.Finish == "length"
 	if len(ch.Calls) > 0 {
+		c.readTools(schemas)
 		if c.ToolChoice == ChoiceNone {
 			add(custody.CodeContractToolChoiceIgnored, "tool_choice", true, "%s: %d calls for tool_choice none", at, len(ch.Calls))
 		}
@@ -156,7 +161,7 @@ func (c *Contract) checkArguments(t *Tool, args, where string, schemas *Schemas,
 	v, err := jsonschema.Decode([]byte(args), false)
 	obj, isObject := v.(map[string]any)
 	if err != nil || !isObject {
-		add(code, "arguments", t.Strict, "%s: arguments are not one JSON object", where)
+		add(code, "arguments", t.Strict, "%s: arguments are not one JSON object", where).NotObject = true
 		return
 	}
 	if t.Parameters == nil {

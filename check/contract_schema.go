@@ -13,8 +13,9 @@ import (
 // checking an answer with it. Safe for concurrent use; the zero value is
 // ready. A nil *Schemas compiles every time.
 type Schemas struct {
-	mu sync.Mutex
-	m  map[[32]byte]compiled // guarded by mu
+	mu        sync.Mutex
+	m         map[[32]byte]compiled // guarded by mu
+	toolLists map[[32]byte][]Tool   // guarded by mu; read-only once stored
 }
 
 type compiled struct {
@@ -48,4 +49,27 @@ func (s *Schemas) Compile(raw []byte) (*jsonschema.Schema, error) {
 	s.m[key] = c
 	s.mu.Unlock()
 	return c.s, c.err
+}
+
+// tools is the tools member raw, read (parseTools) once per distinct
+// member: a client declares the same tools with each request.
+func (s *Schemas) tools(raw []byte) []Tool {
+	if s == nil {
+		return parseTools(raw)
+	}
+	key := sha256.Sum256(raw)
+	s.mu.Lock()
+	t, ok := s.toolLists[key]
+	s.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = parseTools(raw)
+	s.mu.Lock()
+	if s.toolLists == nil || len(s.toolLists) >= maxSchemas {
+		s.toolLists = make(map[[32]byte][]Tool)
+	}
+	s.toolLists[key] = t
+	s.mu.Unlock()
+	return t
 }

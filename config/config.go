@@ -268,6 +268,15 @@ type Policy struct {
 	RequirePinned bool `yaml:"require_pinned"`
 	// OnContamination is reject (default) or flag.
 	OnContamination string `yaml:"on_contamination"`
+	// OnContract is what an answer that breaks what its request asked
+	// for does (the contract check): default (the default) rejects what
+	// only a broken serving stack produces (an undeclared tool, an
+	// ignored tool_choice, a strict schema broken, more tokens than
+	// max_tokens, text where JSON mode was on, a kept stop sequence, a
+	// tool_calls finish without a call) and flags a model's own mistake
+	// (arguments that break a non-strict tool's schema); reject rejects
+	// every broken clause, flag serves every one flagged.
+	OnContract string `yaml:"on_contract"`
 	// OnCacheShared is what a prompt cache shared across tenants does to
 	// the route: flag (default: the answer is served flagged, the event
 	// recorded) or quarantine (the cache canary's failure takes the route

@@ -102,11 +102,11 @@ func TestParseReportsEveryProblemAtOnce(t *testing.T) {
 		},
 		{
 			name: "bad values",
-			yaml: "listen: nope\nindex: {backend: mongo}\ntenants:\n  - id: a\n    policy: nosuch\n    models: [ghost]\nproviders:\n  - name: p\n    kind: openai\n    base_url: ftp://x\n  - name: p\n    kind: weird\nmodels:\n  - name: m\n    context_window: 0\n    tokenizer: gpt2\n    routes: [{provider: q}]\npolicies:\n  - name: default\n    fallback: maybe\n    on_contamination: ignore\ncanaries: {probes: [echo, vibes]}\n",
+			yaml: "listen: nope\nindex: {backend: mongo}\ntenants:\n  - id: a\n    policy: nosuch\n    models: [ghost]\nproviders:\n  - name: p\n    kind: openai\n    base_url: ftp://x\n  - name: p\n    kind: weird\nmodels:\n  - name: m\n    context_window: 0\n    tokenizer: gpt2\n    routes: [{provider: q}]\npolicies:\n  - name: default\n    fallback: maybe\n    on_contamination: ignore\n    on_contract: maybe\ncanaries: {probes: [echo, vibes]}\n",
 			want: []string{"listen: not a host:port", "index.backend", "tenants[0]: needs api_keys", "tenants[0].policy: unknown policy \"nosuch\"",
 				"tenants[0].models[0]: unknown model \"ghost\"", "providers[0].base_url", "providers[1].name: duplicate provider", "providers[1].kind",
 				"models[0].context_window", "models[0].tokenizer", "models[0].routes[0].provider: unknown provider \"q\"",
-				"policies[0].fallback", "policies[0].on_contamination", "canaries.probes[1]: unknown probe \"vibes\""},
+				"policies[0].fallback", "policies[0].on_contamination", "policies[0].on_contract", "canaries.probes[1]: unknown probe \"vibes\""},
 		},
 		{
 			name: "unset environment variable",

@@ -138,6 +138,9 @@ func (c *Config) applyDefaults() {
 		if p.OnContamination == "" {
 			p.OnContamination = "reject"
 		}
+		if p.OnContract == "" {
+			p.OnContract = "default"
+		}
 	}
 	for i := range c.Evals {
 		e := &c.Evals[i]
@@ -150,7 +153,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	if !hasDefault {
-		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnCacheShared: "flag"})
+		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnContract: "default", OnCacheShared: "flag"})
 	}
 }
 
@@ -224,6 +227,9 @@ func (c *Config) Validate(file string) error {
 		}
 		if p.OnContamination != "reject" && p.OnContamination != "flag" {
 			bad(key+".on_contamination", "%q is not reject or flag", p.OnContamination)
+		}
+		if p.OnContract != "default" && p.OnContract != "reject" && p.OnContract != "flag" {
+			bad(key+".on_contract", "%q is not default, reject or flag", p.OnContract)
 		}
 		if p.OnCacheShared != "flag" && p.OnCacheShared != "quarantine" {
 			bad(key+".on_cache_shared", "%q is not flag or quarantine", p.OnCacheShared)

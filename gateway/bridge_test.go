@@ -135,7 +135,7 @@ func TestTranslatedFrontPlain(t *testing.T) {
 	if tx.Endpoint != "test.text" || tx.Verdict != custody.Verified || tx.PromptTokensLocal != tx.PromptTokensReported || tx.PromptTokensLocal <= 0 {
 		t.Errorf("recorded %+v", tx)
 	}
-	if got, want := resp.Header.Get("Custody-Checks"), "capacity=ok;request_id=ok;shape=ok;model=ok;replay=ok;prompt_tokens=ok"; got != want {
+	if got, want := resp.Header.Get("Custody-Checks"), "capacity=ok;request_id=ok;shape=ok;model=ok;replay=ok;prompt_tokens=ok;contract=ok"; got != want {
 		t.Errorf("Custody-Checks %q, want %q", got, want)
 	}
 }

@@ -16,7 +16,7 @@ func TestCheckList(t *testing.T) {
 		status int
 		header string
 	}{
-		{"every check", nil, 502, "capacity=ok;request_id=ok;shape=ok;model=model_mismatch;replay=ok;prompt_tokens=ok"},
+		{"every check", nil, 502, "capacity=ok;request_id=ok;shape=ok;model=model_mismatch;replay=ok;prompt_tokens=ok;contract=ok"},
 		{"none", []string{}, 200, "capacity=ok"},
 		{"replay only", []string{"replay"}, 200, "capacity=ok;replay=ok"},
 		{"model only", []string{"model"}, 502, "capacity=ok;model=model_mismatch"},

@@ -146,6 +146,9 @@ type Reading struct {
 	// (upstream_error_as_success: an error body, no choices, an abort).
 	// Set by ParseResponse; an event's shape failure is Read's error.
 	Shape error
+	// Chat is the chat wire's response as its checks decoded it (nil
+	// from other wires), for the contract check.
+	Chat *openai.Response
 }
 
 // Text is one text of a response or event that a client receives.

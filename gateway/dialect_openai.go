@@ -48,6 +48,7 @@ func (d *openaiDialect) ParseResponse(body []byte) (Reading, error) {
 	}
 	rd := readingOf(r, nil)
 	rd.Shape = check.Shape(d.endpoint, r)
+	rd.Chat = r
 	return rd, nil
 }
 

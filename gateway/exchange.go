@@ -8,6 +8,7 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
+	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 )
 
@@ -40,10 +41,11 @@ type exchange struct {
 	policy *config.Policy
 	prompt *promptWork
 
-	cacheKey   string    // the tenant's prompt-cache history key on the route, "" if not isolated
-	respCommit hash.Hash // SHA-256(salt || bytes delivered to the client)
-	recordable bool      // the transaction goes to the ledger (the caller is a tenant)
-	started    bool      // response bytes have been written
+	contract   *check.ContractStream // a stream's answer joined for the contract check (contract.go)
+	cacheKey   string                // the tenant's prompt-cache history key on the route, "" if not isolated
+	respCommit hash.Hash             // SHA-256(salt || bytes delivered to the client)
+	recordable bool                  // the transaction goes to the ledger (the caller is a tenant)
+	started    bool                  // response bytes have been written
 }
 
 // promptWork counts a prompt and fingerprints it, concurrently with

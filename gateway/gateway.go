@@ -62,6 +62,8 @@ type Gateway struct {
 	// (see cache.go). cacheHist is what each salt can have cached.
 	cacheKey  [32]byte
 	cacheHist *check.CacheHistory
+	// schemas keeps the clients' compiled schemas (contract.go).
+	schemas check.Schemas
 	// sharedReplay claims responses across replicas; nil with one replica.
 	sharedReplay func(ctx context.Context, key, requestID string, ttl time.Duration) (string, error)
 }

@@ -276,7 +276,7 @@ func TestPlainChatVerified(t *testing.T) {
 	for k, want := range map[string]string{
 		"Custody-Verdict": "verified", "Custody-Model": "small", "Custody-Provider": "primary",
 		"Custody-Fallback": "none", "Custody-Receipt": "/v1/custody/receipts/" + id,
-		"Custody-Checks": "capacity=ok;request_id=ok;shape=ok;model=ok;replay=ok;prompt_tokens=ok",
+		"Custody-Checks": "capacity=ok;request_id=ok;shape=ok;model=ok;replay=ok;prompt_tokens=ok;contract=ok",
 	} {
 		if got := resp.Header.Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)

@@ -109,6 +109,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 				return firstFailure(tx)
 			}
 		}
+		x.contractChunk(ev.Chunk, raw.Data)
 		if !x.started {
 			x.startStream()
 		}
@@ -164,6 +165,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	x.checkPromptTokens(sawUsage)
 	x.checkCache(rt, cached)
 	scan.finish()
+	x.checkContractStream()
 	if tx.Rejected() {
 		return firstFailure(tx)
 	}

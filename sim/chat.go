@@ -98,6 +98,7 @@ func (s *Server) chatInfer(c *call, body []byte) (*chatRequest, *result, error) 
 		return nil, nil, err
 	}
 	res.call = toolCallOf(req, res)
+	honourContract(c.faults, req, res, maxTokens)
 	return req, res, nil
 }
 

@@ -136,6 +136,45 @@ const (
 	FaultSharedCacheTiming Fault = "shared-cache-timing"
 )
 
+// The contract faults (issue 30): a chat answer that breaks what its
+// request asked for, as serving stacks break it (contract.go). Each is
+// caught by the contract check, with the code named.
+const (
+	// FaultToolUndeclared: the answer calls "undeclared_tool", which the
+	// request did not declare (a model that hallucinates a tool, a stack
+	// that does not constrain names). Caught by: contract_tool_unknown.
+	FaultToolUndeclared Fault = "tool-undeclared"
+	// FaultToolArgumentsInvalid: the answer calls the first declared tool
+	// with arguments that are not JSON (a tool parser that passed a
+	// fragment through). Caught by: contract_arguments_invalid (flagged
+	// by default: the model's), contract_schema_invalid for a strict tool.
+	FaultToolArgumentsInvalid Fault = "tool-arguments-invalid"
+	// FaultToolChoiceIgnored: a forced tool_choice is answered with text,
+	// and tool_choice none with a call. Caught by:
+	// contract_tool_choice_ignored.
+	FaultToolChoiceIgnored Fault = "tool-choice-ignored"
+	// FaultFormatIgnored: response_format json_object or json_schema is
+	// answered with the plain text. Caught by: contract_format_invalid.
+	FaultFormatIgnored Fault = "format-ignored"
+	// FaultMaxTokensExceeded: max_tokens is ignored: the answer runs past
+	// it (and usage reports it). Caught by: contract_limit_exceeded.
+	FaultMaxTokensExceeded Fault = "max-tokens-exceeded"
+	// FaultStopKept: the first stop sequence is not honoured: it is kept
+	// in the text, which goes on. Caught by: contract_stop_ignored.
+	FaultStopKept Fault = "stop-kept"
+	// FaultFinishToolCallsEmpty: finish_reason tool_calls with no call
+	// (an engine whose tool parser failed dropped it). Caught by:
+	// contract_finish_invalid.
+	FaultFinishToolCallsEmpty Fault = "finish-tool-calls-empty"
+)
+
+// ContractFaults are the contract faults, each with the code that
+// catches it.
+func ContractFaults() []Fault {
+	return []Fault{FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored, FaultFormatIgnored,
+		FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty}
+}
+
 // shadowModel is the model an exact-case reader sees under
 // ambiguous-model.
 const shadowModel = "sim-shadow-1"
@@ -176,7 +215,8 @@ func Faults() []Fault {
 		FaultStreamInterleave, FaultErrorAs200, FaultOversize200,
 		FaultIDEchoMismatch, FaultDuplicateID, FaultStreamCut, FaultAmbiguousModel,
 		FaultSharedCache, FaultSharedCacheTiming, FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
-		FaultErrorAs200EmptyLength,
+		FaultErrorAs200EmptyLength, FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored,
+		FaultFormatIgnored, FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty,
 	}
 }
 

@@ -38,6 +38,14 @@ type chatRequest struct {
 	StreamOptions       *streamOptions  `json:"stream_options"`
 	Logprobs            bool            `json:"logprobs"`
 	TopLogprobs         *int            `json:"top_logprobs"`
+	// Stop and ResponseFormat are honoured as engines do (contract.go).
+	Stop           json.RawMessage `json:"stop"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 	// CacheSalt keys the prefix cache (vLLM's field): prefixes are shared
 	// only between requests with the same salt; absent is the salt "".
 	CacheSalt *string `json:"cache_salt"`

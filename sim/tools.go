@@ -78,12 +78,21 @@ func toolCallOf(req *chatRequest, res *result) *toolCall {
 	if i < 0 {
 		return nil
 	}
+	b := argumentsFor(req.Tools[i].Function.Parameters, res)
+	res.finish = "tool_calls"
+	return &toolCall{ID: "call_" + randomID(8), Name: name, Arguments: string(b)}
+}
+
+// argumentsFor is an object with every property of the object schema
+// params: strings filled with the answer's words, numbers with its
+// length, booleans true.
+func argumentsFor(params json.RawMessage, res *result) []byte {
 	var schema struct {
 		Properties map[string]struct {
 			Type string `json:"type"`
 		} `json:"properties"`
 	}
-	_ = json.Unmarshal(req.Tools[i].Function.Parameters, &schema)
+	_ = json.Unmarshal(params, &schema)
 	keys := make([]string, 0, len(schema.Properties))
 	for k := range schema.Properties {
 		keys = append(keys, k)
@@ -109,6 +118,5 @@ func toolCallOf(req *chatRequest, res *result) *toolCall {
 		}
 	}
 	b, _ := json.Marshal(args)
-	res.finish = "tool_calls"
-	return &toolCall{ID: "call_" + randomID(8), Name: name, Arguments: string(b)}
+	return b
 }
