@@ -20,6 +20,9 @@ func honourContract(fs faultSet, req *chatRequest, res *result, maxTokens *int) 
 	}
 	if rf := req.ResponseFormat; rf != nil && res.call == nil && !fs[FaultFormatIgnored] && len(res.tokens) > 0 {
 		res.tokens = slices.Clone(res.tokens)
+		if rf.Type == "json_object" || rf.Type == "json_schema" {
+			res.finish = "stop" // the object is closed: one token holds it
+		}
 		switch rf.Type {
 		case "json_object":
 			text, _ := json.Marshal(content(res.tokens))
@@ -31,6 +34,10 @@ func honourContract(fs faultSet, req *chatRequest, res *result, maxTokens *int) 
 			res.tokens[0].text = string(obj)
 		}
 	}
+	if fs[FaultLogprobsDropped] {
+		req.Logprobs = false
+	}
+	res.extraChoice = fs[FaultChoicesExtra]
 	switch {
 	case fs[FaultToolUndeclared]:
 		res.call = &toolCall{ID: "call_" + randomID(8), Name: "undeclared_tool", Arguments: `{}`}

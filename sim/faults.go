@@ -166,13 +166,20 @@ const (
 	// (an engine whose tool parser failed dropped it). Caught by:
 	// contract_finish_invalid.
 	FaultFinishToolCallsEmpty Fault = "finish-tool-calls-empty"
+	// FaultChoicesExtra: a second choice (index 1) where n was 1, the
+	// first one repeated (a stack that ignores n); plain answers only.
+	// Caught by: contract_choices_invalid.
+	FaultChoicesExtra Fault = "choices-extra"
+	// FaultLogprobsDropped: logprobs asked for are not sent. Caught by:
+	// contract_logprobs_missing.
+	FaultLogprobsDropped Fault = "logprobs-dropped"
 )
 
 // ContractFaults are the contract faults, each with the code that
 // catches it.
 func ContractFaults() []Fault {
 	return []Fault{FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored, FaultFormatIgnored,
-		FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty}
+		FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty, FaultChoicesExtra, FaultLogprobsDropped}
 }
 
 // shadowModel is the model an exact-case reader sees under
@@ -217,6 +224,7 @@ func Faults() []Fault {
 		FaultSharedCache, FaultSharedCacheTiming, FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
 		FaultErrorAs200EmptyLength, FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored,
 		FaultFormatIgnored, FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty,
+		FaultChoicesExtra, FaultLogprobsDropped,
 	}
 }
 

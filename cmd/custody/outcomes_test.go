@@ -47,6 +47,15 @@ providers:
   - {name: slow, kind: sim, timeout: 300ms, sim: {prefill_delay: 200ms}}
   - {name: held, kind: sim, timeout: 10s, sim: {prefill_delay: 80ms}}      # per prompt token: about 1.5 s
   - {name: picky, kind: sim, sim: {models: [sim-1]}}
+  - {name: c-undeclared, kind: sim, sim: {faults: [tool-undeclared]}}
+  - {name: c-args, kind: sim, sim: {faults: [tool-arguments-invalid]}}
+  - {name: c-choice, kind: sim, sim: {faults: [tool-choice-ignored]}}
+  - {name: c-format, kind: sim, sim: {faults: [format-ignored]}}
+  - {name: c-limit, kind: sim, sim: {faults: [max-tokens-exceeded]}}
+  - {name: c-finish, kind: sim, sim: {faults: [finish-tool-calls-empty]}}
+  - {name: c-stop, kind: sim, sim: {faults: [stop-kept]}}
+  - {name: c-choices, kind: sim, sim: {faults: [choices-extra]}}
+  - {name: c-logprobs, kind: sim, sim: {faults: [logprobs-dropped]}}
 models:
   - {name: m-small, context_window: 64, routes: [{provider: clean}]}
   - {name: m-clean, context_window: 32768, routes: [{provider: clean}]}
@@ -65,6 +74,15 @@ models:
   - {name: m-slow, context_window: 32768, routes: [{provider: slow}]}
   - {name: m-held, context_window: 32768, routes: [{provider: held}]}
   - {name: m-rejected, context_window: 32768, routes: [{provider: picky, model: no-such-model}]}
+  - {name: m-c-undeclared, context_window: 32768, routes: [{provider: c-undeclared}]}
+  - {name: m-c-args, context_window: 32768, routes: [{provider: c-args}]}
+  - {name: m-c-choice, context_window: 32768, routes: [{provider: c-choice}]}
+  - {name: m-c-format, context_window: 32768, routes: [{provider: c-format}]}
+  - {name: m-c-limit, context_window: 32768, routes: [{provider: c-limit}]}
+  - {name: m-c-finish, context_window: 32768, routes: [{provider: c-finish}]}
+  - {name: m-c-stop, context_window: 32768, routes: [{provider: c-stop}]}
+  - {name: m-c-choices, context_window: 32768, routes: [{provider: c-choices}]}
+  - {name: m-c-logprobs, context_window: 32768, routes: [{provider: c-logprobs}]}
 `
 
 // answer is what the client saw of one outcome (nothing, for a client
@@ -142,6 +160,21 @@ func TestEveryOutcome(t *testing.T) {
 		return a
 	}
 
+	// askWith is ask with members added to the chat body (the contract's).
+	askWith := func(t *testing.T, s *server, model, prompt, extra string) answer {
+		t.Helper()
+		body := strings.TrimSuffix(chatBody(model, prompt, false), "}") + "," + extra + "}"
+		resp, out := post(t, s.URL+"/v1/chat/completions", "sk-acme", body)
+		a := answer{status: resp.StatusCode, body: out, checks: resp.Header.Get("Custody-Checks"), id: resp.Header.Get("Custody-Request-Id"), key: "sk-acme"}
+		a.flagged = resp.Header.Get("Custody-Verdict") == "flagged"
+		if resp.Header.Get("Custody-Receipt") == "" {
+			a.id = ""
+		}
+		return a
+	}
+	const weather = `"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]`
+	const strictWeather = `"tools":[{"type":"function","function":{"name":"weather","strict":true,"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]`
+
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, outcomesConfig))
 	hello := func(i int) string { return fmt.Sprintf("acme asks: summarise o%dK7qW2xR5 for the board", i) }
@@ -207,6 +240,20 @@ func TestEveryOutcome(t *testing.T) {
 			a.flagged = a.status == 200
 			return a
 		}},
+		{custody.CodeContractToolUnknown, func(t *testing.T) answer { return askWith(t, s, "m-c-undeclared", hello(20), weather) }},
+		{custody.CodeContractArgumentsInvalid, func(t *testing.T) answer { return askWith(t, s, "m-c-args", hello(21), weather) }},
+		{custody.CodeContractSchemaInvalid, func(t *testing.T) answer { return askWith(t, s, "m-c-args", hello(22), strictWeather) }},
+		{custody.CodeContractToolChoiceIgnored, func(t *testing.T) answer {
+			return askWith(t, s, "m-c-choice", hello(23), weather+`,"tool_choice":"required"`)
+		}},
+		{custody.CodeContractFormatInvalid, func(t *testing.T) answer {
+			return askWith(t, s, "m-c-format", hello(24), `"response_format":{"type":"json_object"}`)
+		}},
+		{custody.CodeContractLimitExceeded, func(t *testing.T) answer { return askWith(t, s, "m-c-limit", hello(25), `"max_tokens":4`) }},
+		{custody.CodeContractFinishInvalid, func(t *testing.T) answer { return askWith(t, s, "m-c-finish", hello(26), weather) }},
+		{custody.CodeContractStopIgnored, func(t *testing.T) answer { return askWith(t, s, "m-c-stop", hello(27), `"stop":["zebra"]`) }},
+		{custody.CodeContractChoicesInvalid, func(t *testing.T) answer { return askWith(t, s, "m-c-choices", hello(28), `"n":1`) }},
+		{custody.CodeContractLogprobsMissing, func(t *testing.T) answer { return askWith(t, s, "m-c-logprobs", hello(29), `"logprobs":true`) }},
 		{custody.CodeFallbackNotPermitted, func(t *testing.T) answer { return ask(t, s, "sk-strict", "m-deny", hello(9), false) }},
 		{custody.CodeUpstreamUnavailable, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-dead", hello(10), false) }},
 		{custody.CodeUpstreamTimeout, func(t *testing.T) answer { return ask(t, s, "sk-acme", "m-slow", hello(11), false) }},

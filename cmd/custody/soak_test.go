@@ -41,7 +41,17 @@ func soakPrompt(r *rand.Rand, n int) string {
 // template renders every shape custody counts.
 func soakBody(r *rand.Rand, i int64, n int, stream bool) string {
 	prompt := soakPrompt(r, n)
-	if i%4 != 1 {
+	switch {
+	case i%8 == 3:
+		// What the contract check holds the answer to: limits, stop
+		// sequences, logprobs, JSON mode.
+		return fmt.Sprintf(`{"model":"sim-1","stream":%v,"messages":[{"role":"user","content":%q}],"max_tokens":48,"stop":["zebra","\n\n"],"logprobs":true,"response_format":{"type":"json_object"}}`, stream, prompt)
+	case i%8 == 7:
+		return fmt.Sprintf(`{"model":"sim-1","stream":%v,"messages":[{"role":"user","content":%q}],"max_completion_tokens":32,"stop":"zebra"}`, stream, prompt)
+	case i%8 == 5:
+		// A forced call: the arguments are held to the tool's schema.
+		return fmt.Sprintf(`{"model":"sim-1","stream":%v,"messages":[{"role":"user","content":%q}],"tools":[{"type":"function","function":{"name":"lookup_ticket","parameters":{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["id"]}}}],"tool_choice":"required","parallel_tool_calls":false}`, stream, prompt)
+	case i%4 != 1:
 		return chatBody("sim-1", prompt, stream)
 	}
 	tools := `[{"type":"function","function":{"name":"lookup_ticket","description":"Look a ticket up.","parameters":{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1}},"required":["id"]}}}]`
@@ -73,6 +83,7 @@ func TestCleanSoak(t *testing.T) {
 		alarms  []string
 		mu      sync.Mutex
 		streams atomic.Int64
+		held    atomic.Int64 // answers the contract check ran on and passed
 		longest atomic.Int64
 		wg      sync.WaitGroup
 	)
@@ -116,10 +127,13 @@ func TestCleanSoak(t *testing.T) {
 					}
 				}
 				resp.Body.Close()
-				verdict := resp.Header.Get("Custody-Verdict")
+				verdict, checks := resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks")
 				if stream {
 					streams.Add(1)
-					verdict = resp.Trailer.Get("Custody-Verdict")
+					verdict, checks = resp.Trailer.Get("Custody-Verdict"), resp.Trailer.Get("Custody-Checks")
+				}
+				if strings.Contains(checks, "contract=ok") {
+					held.Add(1)
 				}
 				if resp.StatusCode != 200 || verdict != "verified" || outcome(resp.StatusCode, body.String()) != "" {
 					mu.Lock()
@@ -140,5 +154,8 @@ func TestCleanSoak(t *testing.T) {
 	if len(alarms) > 0 {
 		t.Fatalf("%d alarms on %d clean requests", len(alarms), total)
 	}
-	t.Logf("%d clean requests (%d streamed, longest prompt %d words) in %v: 0 alarms", total, streams.Load(), longest.Load(), time.Since(start).Round(time.Millisecond))
+	if held.Load() != total {
+		t.Errorf("the contract check passed %d answers of %d", held.Load(), total)
+	}
+	t.Logf("%d clean requests (%d streamed, longest prompt %d words, %d held to their contract) in %v: 0 alarms", total, streams.Load(), longest.Load(), held.Load(), time.Since(start).Round(time.Millisecond))
 }
