@@ -137,10 +137,9 @@ func chatCompletionBody(head envelope, u *usage, res *result, logprobs bool, for
 		choice.Logprobs = chatLogprobsOf(res.tokens)
 	}
 	head.Choices = []chatChoice{choice}
-	if res.extraChoice {
-		extra := choice
-		extra.Index = 1
-		head.Choices = []chatChoice{choice, extra}
+	if res.misindexed {
+		choice.Index = 1
+		head.Choices = []chatChoice{choice}
 	}
 	if form == FaultErrorAs200Empty {
 		head.Choices = []chatChoice{}

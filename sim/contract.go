@@ -37,7 +37,7 @@ func honourContract(fs faultSet, req *chatRequest, res *result, maxTokens *int) 
 	if fs[FaultLogprobsDropped] {
 		req.Logprobs = false
 	}
-	res.extraChoice = fs[FaultChoicesExtra]
+	res.misindexed = fs[FaultChoiceMisindexed]
 	switch {
 	case fs[FaultToolUndeclared]:
 		res.call = &toolCall{ID: "call_" + randomID(8), Name: "undeclared_tool", Arguments: `{}`}

@@ -166,10 +166,11 @@ const (
 	// (an engine whose tool parser failed dropped it). Caught by:
 	// contract_finish_invalid.
 	FaultFinishToolCallsEmpty Fault = "finish-tool-calls-empty"
-	// FaultChoicesExtra: a second choice (index 1) where n was 1, the
-	// first one repeated (a stack that ignores n); plain answers only.
-	// Caught by: contract_choices_invalid.
-	FaultChoicesExtra Fault = "choices-extra"
+	// FaultChoiceMisindexed: the one choice of a plain answer has index 1
+	// where n was 1 (a stack that numbers choices its own way; a second
+	// choice is the success shape's to catch). Caught by:
+	// contract_choices_invalid.
+	FaultChoiceMisindexed Fault = "choice-misindexed"
 	// FaultLogprobsDropped: logprobs asked for are not sent. Caught by:
 	// contract_logprobs_missing.
 	FaultLogprobsDropped Fault = "logprobs-dropped"
@@ -179,7 +180,7 @@ const (
 // catches it.
 func ContractFaults() []Fault {
 	return []Fault{FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored, FaultFormatIgnored,
-		FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty, FaultChoicesExtra, FaultLogprobsDropped}
+		FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty, FaultChoiceMisindexed, FaultLogprobsDropped}
 }
 
 // shadowModel is the model an exact-case reader sees under
@@ -224,7 +225,7 @@ func Faults() []Fault {
 		FaultSharedCache, FaultSharedCacheTiming, FaultErrorAs200Body, FaultErrorAs200Empty, FaultErrorAs200Abort,
 		FaultErrorAs200EmptyLength, FaultToolUndeclared, FaultToolArgumentsInvalid, FaultToolChoiceIgnored,
 		FaultFormatIgnored, FaultMaxTokensExceeded, FaultStopKept, FaultFinishToolCallsEmpty,
-		FaultChoicesExtra, FaultLogprobsDropped,
+		FaultChoiceMisindexed, FaultLogprobsDropped,
 	}
 }
 

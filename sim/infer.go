@@ -36,9 +36,9 @@ type result struct {
 	// call is the tool call the answer is, when the request forced one
 	// (tools.go); the tokens are then its arguments' budget.
 	call *toolCall
-	// extraChoice: the answer repeats its choice as index 1
-	// (FaultChoicesExtra).
-	extraChoice bool
+	// misindexed: the plain answer's choice has index 1
+	// (FaultChoiceMisindexed).
+	misindexed bool
 }
 
 var snapshotSuffix = regexp.MustCompile(`-\d{4}$`)

@@ -54,7 +54,7 @@ providers:
   - {name: c-limit, kind: sim, sim: {faults: [max-tokens-exceeded]}}
   - {name: c-finish, kind: sim, sim: {faults: [finish-tool-calls-empty]}}
   - {name: c-stop, kind: sim, sim: {faults: [stop-kept]}}
-  - {name: c-choices, kind: sim, sim: {faults: [choices-extra]}}
+  - {name: c-choices, kind: sim, sim: {faults: [choice-misindexed]}}
   - {name: c-logprobs, kind: sim, sim: {faults: [logprobs-dropped]}}
 models:
   - {name: m-small, context_window: 64, routes: [{provider: clean}]}
