@@ -17,7 +17,7 @@ func (r *Request) CountingChat() []byte {
 		return b
 	}
 	c := *r
-	c.Extra, c.Thinking = nil, nil
+	c.Extra, c.Thinking, c.OutputConfig, c.ContextManagement, c.Thread = nil, nil, nil, nil, nil
 	c.System = textBlocks(r.System)
 	c.Tools = nil
 	for _, t := range r.Tools {

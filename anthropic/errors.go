@@ -40,6 +40,9 @@ type errorEnvelope struct {
 type errorObject struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Details carries error_code thread_not_found (ThreadNotFound), on
+	// which the SDKs resend the whole conversation.
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // ErrorBody is the Anthropic error shape of a custody error:
@@ -51,7 +54,11 @@ func ErrorBody(e *custody.Error) []byte {
 	if e.Param != "" {
 		msg += " (param: " + e.Param + ")"
 	}
-	b, _ := json.Marshal(errorEnvelope{"error", errorObject{ErrorType(e.Status()), msg}})
+	obj := errorObject{Type: ErrorType(e.Status()), Message: msg}
+	if e.Code == custody.CodeNotFound && e.Param == "thread" {
+		obj.Details = map[string]string{"error_code": "thread_not_found"}
+	}
+	b, _ := json.Marshal(errorEnvelope{"error", obj})
 	return b
 }
 

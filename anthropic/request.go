@@ -28,15 +28,22 @@ type Request struct {
 	// Thinking is the raw thinking member (extended thinking), kept so
 	// that translation can refuse what it cannot carry.
 	Thinking json.RawMessage
+	// OutputConfig, ContextManagement and Thread are raw, for the
+	// translation to carry, prove a no-op or refuse (ToChat).
+	OutputConfig      json.RawMessage
+	ContextManagement json.RawMessage
+	Thread            json.RawMessage
+	// ServiceTier is carried to chat, which has the same member.
+	ServiceTier string
 	// Extra lists the top-level members custody does not interpret
-	// (service_tier, container, mcp_servers...): passed through to a
-	// Messages upstream, refused by translation.
+	// (container, mcp_servers...): passed through to a Messages upstream,
+	// refused by translation.
 	Extra []string
 }
 
 // Message is one turn of the conversation.
 type Message struct {
-	Role    string  // user | assistant
+	Role    string  // user | assistant | system (a mid-conversation system message: text blocks only)
 	Content []Block // a string content is one text block
 }
 
@@ -77,6 +84,9 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// DeferLoading keeps the tool out of the model's context until a
+	// tool search finds it.
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // ToolChoice is auto | any | tool (with Name) | none.
@@ -101,17 +111,20 @@ var requestMembers = func() strict.Members {
 	return strict.Members{
 		"model": nil, "stream": nil, "max_tokens": nil, "system": block,
 		"messages":       {"role": nil, "content": block},
-		"tools":          {"type": nil, "name": nil, "description": nil, "input_schema": nil},
+		"tools":          {"type": nil, "name": nil, "description": nil, "input_schema": nil, "defer_loading": nil},
 		"tool_choice":    {"type": nil, "name": nil, "disable_parallel_tool_use": nil},
 		"stop_sequences": nil, "temperature": nil, "top_p": nil, "top_k": nil, "metadata": {"user_id": nil},
-		"thinking": nil,
+		"thinking": {"type": nil, "budget_tokens": nil, "display": nil}, "output_config": {"effort": nil},
+		"context_management": {"edits": {"type": nil, "trigger": nil, "keep": nil}}, "service_tier": nil,
+		"thread": {"type": nil, "previous_message_id": nil},
 	}
 }()
 
 // knownMembers are the top-level members this package interprets.
 var knownMembers = map[string]bool{"model": true, "stream": true, "max_tokens": true, "system": true,
 	"messages": true, "tools": true, "tool_choice": true, "stop_sequences": true, "temperature": true,
-	"top_p": true, "top_k": true, "metadata": true, "thinking": true}
+	"top_p": true, "top_k": true, "metadata": true, "thinking": true, "output_config": true,
+	"context_management": true, "service_tier": true, "thread": true}
 
 // bad is a 400 invalid_request naming param.
 func bad(param, format string, args ...any) *custody.Error {
@@ -191,12 +204,17 @@ func parse(body []byte) (*Request, error) {
 	}
 	for i, m := range msgs {
 		p := fmt.Sprintf("messages[%d]", i)
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, bad(p+".role", "role must be user or assistant")
+		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
+			return nil, bad(p+".role", "role must be user, assistant or system")
 		}
 		bs, err := parseContent(m.Content, p+".content")
 		if err != nil {
 			return nil, err
+		}
+		for j, b := range bs {
+			if m.Role == "system" && b.Type != "text" {
+				return nil, bad(fmt.Sprintf("%s.content[%d].type", p, j), "a system message holds text blocks only")
+			}
 		}
 		r.Messages = append(r.Messages, Message{Role: m.Role, Content: bs})
 	}
@@ -254,6 +272,12 @@ func parse(body []byte) (*Request, error) {
 	}
 	if raw, ok := top.Present("thinking"); ok {
 		r.Thinking = raw
+	}
+	r.OutputConfig, _ = top.Present("output_config")
+	r.ContextManagement, _ = top.Present("context_management")
+	r.Thread, _ = top.Present("thread")
+	if err := decodeField(top, "service_tier", &r.ServiceTier); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

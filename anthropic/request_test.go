@@ -28,7 +28,10 @@ func TestParseRequestRefuses(t *testing.T) {
 		{"no max_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, "max_tokens"},
 		{"no messages", `{"model":"m","max_tokens":5}`, "messages"},
 		{"empty messages", `{"model":"m","max_tokens":5,"messages":[]}`, "messages"},
-		{"bad role", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"hi"}]}`, "messages[0].role"},
+		{"bad role", `{"model":"m","max_tokens":5,"messages":[{"role":"tool","content":"hi"}]}`, "messages[0].role"},
+		{"image in a system message", `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}`, "messages[0].content[0].type"},
+		{"case variant of a thinking member", `{"model":"m","max_tokens":5,"thinking":{"type":"disabled","Type":"enabled"},"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"case variant of a tool's defer_loading", `{"model":"m","max_tokens":5,"tools":[{"name":"f","defer_loading":true,"Defer_loading":false}],"messages":[{"role":"user","content":"hi"}]}`, ""},
 		{"duplicate model", `{"model":"m","model":"n","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
 		{"case variant", `{"model":"m","Model":"n","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
 		{"escaped key", `{"mod\u0065l":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, ""},
@@ -122,7 +125,23 @@ func TestToChat(t *testing.T) {
 			`{"max_tokens":7,"model":"m","messages":[{"content":[{"image_url":{"url":"data:image/png;base64,AAAA"},"type":"image_url"},{"text":"what?","type":"text"}],"role":"user"}]}`},
 		{"thinking disabled, tool_choice none",
 			`{"model":"m","max_tokens":7,"thinking":{"type":"disabled"},"tool_choice":{"type":"none"},"messages":[{"role":"user","content":"hi"}]}`,
-			`{"max_tokens":7,"model":"m","tool_choice":"none","messages":[{"content":"hi","role":"user"}]}`},
+			`{"chat_template_kwargs":{"enable_thinking":false},"max_tokens":7,"model":"m","tool_choice":"none","messages":[{"content":"hi","role":"user"}]}`},
+		// What Claude Code sends on every turn (TestAgentsClaudeCode).
+		{"agent controls",
+			`{"model":"m","max_tokens":7,"thinking":{"type":"adaptive","display":"omitted"},"output_config":{"effort":"high"},
+			  "context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]},"service_tier":"auto",
+			  "thread":{"type":"create"},
+			  "tools":[{"name":"Read","input_schema":{"type":"object"}},{"name":"Later","input_schema":{"type":"object"},"defer_loading":true}],
+			  "messages":[{"role":"user","content":[{"type":"text","text":""},{"type":"text","text":"read it"}]},
+			   {"role":"system","content":[{"type":"text","text":"env"}]},
+			   {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},
+			   {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"no such file"}]}]}`,
+			`{"chat_template_kwargs":{"enable_thinking":true},"reasoning_effort":"high","service_tier":"auto","max_tokens":7,"model":"m",
+			  "tools":[{"function":{"name":"Read","parameters":{"type":"object"}},"type":"function"}],
+			  "messages":[{"content":[{"text":"","type":"text"},{"text":"read it","type":"text"}],"role":"user"},
+			   {"content":"env","role":"system"},
+			   {"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"Read"},"id":"t1","type":"function"}]},
+			   {"content":"Error:\nno such file","role":"tool","tool_call_id":"t1"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := chatOf(t, tc.body)
@@ -142,12 +161,14 @@ func TestToChat(t *testing.T) {
 func TestToChatRefusesWhatItCannotCarry(t *testing.T) {
 	msg := `"messages":[{"role":"user","content":"hi"}]`
 	for _, tc := range []struct{ name, body, param string }{
-		{"thinking", `{"model":"m","max_tokens":7,"thinking":{"type":"enabled","budget_tokens":1024},` + msg + `}`, "thinking"},
-		{"unknown top-level member", `{"model":"m","max_tokens":7,"service_tier":"auto",` + msg + `}`, "service_tier"},
+		{"thinking budget", `{"model":"m","max_tokens":7,"thinking":{"type":"enabled","budget_tokens":1024},` + msg + `}`, "thinking.budget_tokens"},
+		{"unknown top-level member", `{"model":"m","max_tokens":7,"container":"c1",` + msg + `}`, "container"},
+		{"effort chat cannot say", `{"model":"m","max_tokens":7,"output_config":{"effort":"max"},` + msg + `}`, "output_config.effort"},
+		{"structured output", `{"model":"m","max_tokens":7,"output_config":{"format":{"type":"json_schema"}},` + msg + `}`, "output_config.format"},
+		{"clearing tool results", `{"model":"m","max_tokens":7,"context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}]}`, "context_management.edits[0]"},
 		{"server tool", `{"model":"m","max_tokens":7,"tools":[{"type":"web_search_20250305","name":"web_search"}],` + msg + `}`, "tools[0].type"},
 		{"thinking block", `{"model":"m","max_tokens":7,"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":"s"}]}]}`, "messages[0].content[0].signature"},
 		{"document block", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}`, "messages[0].content[0].type"},
-		{"tool error", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"boom"}]}]}`, "messages[0].content[0].is_error"},
 		{"citations", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"text","text":"x","citations":[]}]}]}`, "messages[0].content[0].citations"},
 		{"image in tool_result", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}]}`, "messages[0].content[0].content[0]"},
 	} {

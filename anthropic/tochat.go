@@ -15,9 +15,12 @@ type chatMessage struct {
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
+// chatPart is a content part; Text is a pointer so that an empty text
+// block stays a text part ({"text": ""}): engines fail on a text part
+// without its text.
 type chatPart struct {
 	Type     string        `json:"type"`
-	Text     string        `json:"text,omitempty"`
+	Text     *string       `json:"text,omitempty"`
 	ImageURL *chatImageURL `json:"image_url,omitempty"`
 }
 
@@ -63,6 +66,11 @@ type chatRequest struct {
 	TopP              *float64   `json:"top_p,omitempty"`
 	TopK              *int       `json:"top_k,omitempty"`
 	User              string     `json:"user,omitempty"`
+	ServiceTier       string     `json:"service_tier,omitempty"`
+	ReasoningEffort   string     `json:"reasoning_effort,omitempty"`
+	// ChatTemplateKwargs carries thinking as enable_thinking, the
+	// switch reasoning models' chat templates read.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
 }
 
 // ToChat translates r to an OpenAI chat completions request body with
@@ -81,16 +89,15 @@ func (r *Request) ToChat() ([]byte, error) {
 	if len(r.Extra) > 0 {
 		return nil, untranslatable(r.Extra[0])
 	}
-	if len(r.Thinking) > 0 {
-		var t struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(r.Thinking, &t) != nil || t.Type != "disabled" {
-			return nil, untranslatable("thinking")
-		}
+	ctl, err := r.translateControls()
+	if err != nil {
+		return nil, err
 	}
 	out := chatRequest{Model: r.Model, MaxTokens: r.MaxTokens, Stream: r.Stream, Stop: r.StopSequences,
-		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK}
+		Temperature: r.Temperature, TopP: r.TopP, TopK: r.TopK, ServiceTier: r.ServiceTier, ReasoningEffort: ctl.effort}
+	if ctl.enableThinking != nil {
+		out.ChatTemplateKwargs = map[string]any{"enable_thinking": *ctl.enableThinking}
+	}
 	if r.Stream {
 		out.StreamOptions = &struct {
 			IncludeUsage bool `json:"include_usage"`
@@ -122,6 +129,11 @@ func (r *Request) ToChat() ([]byte, error) {
 	for i, t := range r.Tools {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, untranslatable(fmt.Sprintf("tools[%d].type", i))
+		}
+		if t.DeferLoading {
+			// Not in the model's context until a tool search loads it:
+			// the chat model does not see it either.
+			continue
 		}
 		schema := t.InputSchema
 		if len(schema) == 0 {
@@ -160,6 +172,18 @@ func untranslatable(param string) error {
 // assistant turn into one message (text and tool_calls); a user turn into
 // one tool message per tool_result, then one user message with the rest.
 func translateMessage(m Message, param string) ([]chatMessage, error) {
+	if m.Role == "system" {
+		// A mid-conversation system message stays one, where it is: the
+		// engine's template renders it there or refuses it.
+		texts := make([]string, len(m.Content))
+		for j, b := range m.Content {
+			if len(b.Extra) > 0 {
+				return nil, untranslatable(fmt.Sprintf("%s.content[%d].%s", param, j, b.Extra[0]))
+			}
+			texts[j] = b.Text
+		}
+		return []chatMessage{{Role: "system", Content: strings.Join(texts, "\n")}}, nil
+	}
 	var parts []chatPart
 	var calls []chatToolCall
 	var tools []chatMessage
@@ -170,7 +194,7 @@ func translateMessage(m Message, param string) ([]chatMessage, error) {
 		}
 		switch b.Type {
 		case "text":
-			parts = append(parts, chatPart{Type: "text", Text: b.Text})
+			parts = append(parts, chatPart{Type: "text", Text: &b.Text})
 		case "image":
 			if m.Role != "user" {
 				return nil, untranslatable(p)
@@ -190,10 +214,12 @@ func translateMessage(m Message, param string) ([]chatMessage, error) {
 			if m.Role != "user" {
 				return nil, bad(p, "tool_result blocks belong to user turns")
 			}
-			if b.IsError {
-				return nil, untranslatable(p + ".is_error")
-			}
 			var texts []string
+			if b.IsError {
+				// Chat has no error flag on a tool message: the flag is
+				// said in its text, where the model reads it.
+				texts = append(texts, "Error:")
+			}
 			for k, c := range b.Content {
 				if c.Type != "text" || len(c.Extra) > 0 {
 					return nil, untranslatable(fmt.Sprintf("%s.content[%d]", p, k))
@@ -224,7 +250,7 @@ func textContent(parts []chatPart) any {
 	}
 	texts := make([]string, len(parts))
 	for i, p := range parts {
-		texts[i] = p.Text
+		texts[i] = *p.Text
 	}
 	return strings.Join(texts, "\n")
 }
@@ -233,7 +259,7 @@ func textContent(parts []chatPart) any {
 // chat template renders the same way), else the parts.
 func userContent(parts []chatPart) any {
 	if len(parts) == 1 && parts[0].Type == "text" {
-		return parts[0].Text
+		return *parts[0].Text
 	}
 	if len(parts) == 0 {
 		return ""

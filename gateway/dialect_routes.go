@@ -185,11 +185,12 @@ func (g *Gateway) forwardCount(w http.ResponseWriter, ctx context.Context, rt ro
 }
 
 // invalidRequest is a parse or translation error as the client gets it:
-// a dialect's own *custody.Error as it is (its param kept), any other
-// error as invalid_request with its message.
+// a dialect's own *custody.Error as it is (its param kept: an
+// invalid_request, or a not_found such as a Messages thread custody
+// does not keep), any other error as invalid_request with its message.
 func invalidRequest(err error) error {
 	var e *custody.Error
-	if errors.As(err, &e) && e.Code == custody.CodeInvalidRequest {
+	if errors.As(err, &e) && (e.Code == custody.CodeInvalidRequest || e.Code == custody.CodeNotFound) {
 		return e
 	}
 	return custody.Wrap(custody.CodeInvalidRequest, err, err.Error())

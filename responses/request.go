@@ -30,6 +30,17 @@ type Request struct {
 	Text              json.RawMessage // text: {format: ...}
 	Reasoning         json.RawMessage
 	Truncation        string
+	// Include lists extra output to include; custody includes none, so
+	// only an empty list translates.
+	Include []string
+	// MaxToolCalls bounds calls of built-in tools, which a translated
+	// route never has (function tools are the client's own calls).
+	MaxToolCalls *int
+	// ServiceTier, PromptCacheKey and SafetyIdentifier are carried to
+	// chat, which has the same members.
+	ServiceTier      string
+	PromptCacheKey   string
+	SafetyIdentifier string
 	// Extra lists the top-level members custody does not interpret:
 	// passed through to a Responses upstream, refused by translation.
 	Extra []string
@@ -80,13 +91,16 @@ var requestMembers = func() strict.Members {
 		"tools":       {"type": nil, "name": nil, "description": nil, "parameters": nil},
 		"tool_choice": {"type": nil, "name": nil}, "store": nil, "previous_response_id": nil,
 		"max_output_tokens": nil, "temperature": nil, "top_p": nil, "parallel_tool_calls": nil,
-		"user": nil, "metadata": nil, "text": nil, "reasoning": nil, "truncation": nil}
+		"user": nil, "metadata": nil, "text": {"format": nil, "verbosity": nil},
+		"reasoning": {"effort": nil, "summary": nil, "generate_summary": nil}, "truncation": nil,
+		"include": nil, "max_tool_calls": nil, "service_tier": nil, "prompt_cache_key": nil, "safety_identifier": nil}
 }()
 
 var knownMembers = map[string]bool{"model": true, "stream": true, "instructions": true, "input": true,
 	"tools": true, "tool_choice": true, "store": true, "previous_response_id": true,
 	"max_output_tokens": true, "temperature": true, "top_p": true, "parallel_tool_calls": true,
-	"user": true, "metadata": true, "text": true, "reasoning": true, "truncation": true}
+	"user": true, "metadata": true, "text": true, "reasoning": true, "truncation": true,
+	"include": true, "max_tool_calls": true, "service_tier": true, "prompt_cache_key": true, "safety_identifier": true}
 
 func bad(param, format string, args ...any) *custody.Error {
 	e := custody.Errorf(custody.CodeInvalidRequest, format, args...)
@@ -107,7 +121,9 @@ func ParseRequest(body []byte) (*Request, error) {
 	}{{"model", &r.Model}, {"stream", &r.Stream}, {"instructions", &r.Instructions},
 		{"store", &r.Store}, {"previous_response_id", &r.PreviousResponse},
 		{"max_output_tokens", &r.MaxOutputTokens}, {"temperature", &r.Temperature}, {"top_p", &r.TopP},
-		{"parallel_tool_calls", &r.ParallelToolCalls}, {"user", &r.User}, {"truncation", &r.Truncation}}
+		{"parallel_tool_calls", &r.ParallelToolCalls}, {"user", &r.User}, {"truncation", &r.Truncation},
+		{"include", &r.Include}, {"max_tool_calls", &r.MaxToolCalls}, {"service_tier", &r.ServiceTier},
+		{"prompt_cache_key", &r.PromptCacheKey}, {"safety_identifier", &r.SafetyIdentifier}}
 	for _, f := range fields {
 		if raw, ok := top.Present(f.name); ok && json.Unmarshal(raw, f.v) != nil {
 			return nil, bad(f.name, "%s has the wrong type", f.name)

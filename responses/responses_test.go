@@ -97,6 +97,13 @@ func TestToChat(t *testing.T) {
 		{"a call with no assistant text before it",
 			`{"model":"m","tool_choice":"required","input":[{"role":"user","content":"x"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`,
 			`{"model":"m","tool_choice":"required","messages":[{"content":"x","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`},
+		// What agents send (TestAgentsOpenAIAgents, TestAgentsOpenAINode).
+		{"agent controls",
+			`{"model":"m","include":[],"truncation":"auto","max_tool_calls":4,"service_tier":"auto","prompt_cache_key":"k",
+			  "safety_identifier":"s","reasoning":{"effort":"low","summary":null},"text":{"verbosity":"medium","format":{"type":"text"}},
+			  "input":[{"role":"user","content":[{"type":"input_text","text":""},{"type":"input_image","image_url":"data:image/png;base64,AA"}]}]}`,
+			`{"model":"m","reasoning_effort":"low","verbosity":"medium","service_tier":"auto","prompt_cache_key":"k","safety_identifier":"s",
+			  "messages":[{"content":[{"text":"","type":"text"},{"image_url":{"url":"data:image/png;base64,AA"},"type":"image_url"}],"role":"user"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ParseRequest([]byte(tc.body))
@@ -119,12 +126,13 @@ func TestToChatRefuses(t *testing.T) {
 		{"item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
 		{"reasoning item", `{"model":"m","input":[{"type":"reasoning","summary":[]}]}`, "input[0].summary"},
 		{"web search tool", `{"model":"m","input":"hi","tools":[{"type":"web_search"}]}`, "tools[0].type"},
-		{"reasoning effort", `{"model":"m","input":"hi","reasoning":{"effort":"high"}}`, "reasoning"},
+		{"reasoning summary", `{"model":"m","input":"hi","reasoning":{"effort":"high","summary":"auto"}}`, "reasoning.summary"},
+		{"unknown effort", `{"model":"m","input":"hi","reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
+		{"unknown truncation", `{"model":"m","input":"hi","truncation":"middle"}`, "truncation"},
+		{"unknown verbosity", `{"model":"m","input":"hi","text":{"verbosity":"loud"}}`, "text.verbosity"},
 		{"background", `{"model":"m","input":"hi","background":true}`, "background"},
 		{"include", `{"model":"m","input":"hi","include":["reasoning.encrypted_content"]}`, "include"},
 		{"file input", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0].type"},
-		{"auto truncation", `{"model":"m","input":"hi","truncation":"auto"}`, "truncation"},
-		{"verbosity", `{"model":"m","input":"hi","text":{"verbosity":"low"}}`, "text.verbosity"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ParseRequest([]byte(tc.body))

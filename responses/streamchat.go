@@ -121,7 +121,15 @@ func (t *StreamTranslator) openItem(it OutputItem) {
 	t.obj.Output = append(t.obj.Output, it)
 	t.open = &t.obj.Output[len(t.obj.Output)-1]
 	t.text = t.text[:0]
-	t.emit("response.output_item.added", map[string]any{"output_index": len(t.obj.Output) - 1, "item": *t.open})
+	var added any = *t.open
+	if it.Type == "message" {
+		// A message is added empty, as OpenAI sends it; its part follows
+		// in response.content_part.added, which the SDKs' accumulators
+		// (openai@7's stream helpers) append at index 0.
+		added = map[string]any{"type": it.Type, "id": it.ID, "status": it.Status, "role": it.Role,
+			"content": []OutputText{}}
+	}
+	t.emit("response.output_item.added", map[string]any{"output_index": len(t.obj.Output) - 1, "item": added})
 }
 
 func (t *StreamTranslator) closeItem() {

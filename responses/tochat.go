@@ -14,9 +14,11 @@ type chatMessage struct {
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
+// chatPart is a content part; Text is a pointer so that an empty text
+// part stays a text part ({"text": ""}) instead of losing its text.
 type chatPart struct {
 	Type     string         `json:"type"`
-	Text     string         `json:"text,omitempty"`
+	Text     *string        `json:"text,omitempty"`
 	ImageURL map[string]any `json:"image_url,omitempty"`
 }
 
@@ -56,6 +58,11 @@ type chatRequest struct {
 	TopP              *float64       `json:"top_p,omitempty"`
 	User              string         `json:"user,omitempty"`
 	ResponseFormat    any            `json:"response_format,omitempty"`
+	ReasoningEffort   string         `json:"reasoning_effort,omitempty"`
+	Verbosity         string         `json:"verbosity,omitempty"`
+	ServiceTier       string         `json:"service_tier,omitempty"`
+	PromptCacheKey    string         `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier  string         `json:"safety_identifier,omitempty"`
 }
 
 func untranslatable(param string) error {
@@ -102,23 +109,32 @@ func (r *Request) ToChat() ([]byte, error) {
 	if len(r.Extra) > 0 {
 		return nil, untranslatable(r.Extra[0])
 	}
-	if len(r.Reasoning) > 0 && string(r.Reasoning) != "{}" {
-		return nil, untranslatable("reasoning")
+	if len(r.Include) > 0 {
+		return nil, bad("include", "custody's translation to chat completions produces no extra output: send include: [] or leave it out, or route to a provider with responses: true")
 	}
-	if r.Truncation != "" && r.Truncation != "disabled" {
-		return nil, untranslatable("truncation")
+	effort, err := reasoningEffort(r.Reasoning)
+	if err != nil {
+		return nil, err
+	}
+	// truncation: auto lets the server drop the oldest input when the
+	// prompt does not fit; custody refuses such a prompt instead
+	// (context_length_exceeded), so every prompt it serves is whole, as
+	// with disabled.
+	if r.Truncation != "" && r.Truncation != "disabled" && r.Truncation != "auto" {
+		return nil, bad("truncation", "truncation must be auto or disabled")
 	}
 	out := chatRequest{Model: r.Model, MaxTokens: r.MaxOutputTokens, Stream: r.Stream, Temperature: r.Temperature,
-		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
+		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, ReasoningEffort: effort,
+		ServiceTier: r.ServiceTier, PromptCacheKey: r.PromptCacheKey, SafetyIdentifier: r.SafetyIdentifier}
 	if r.Stream {
 		out.StreamOptions = &streamOptions{true}
 	}
 	if len(r.Text) > 0 {
-		f, err := responseFormat(r.Text)
+		f, verbosity, err := responseFormat(r.Text)
 		if err != nil {
 			return nil, err
 		}
-		out.ResponseFormat = f
+		out.ResponseFormat, out.Verbosity = f, verbosity
 	}
 	if r.Instructions != "" {
 		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: r.Instructions})
@@ -179,9 +195,9 @@ func message(it Item, p string) (chatMessage, error) {
 		pp := fmt.Sprintf("%s.content[%d]", p, j)
 		switch pt.Type {
 		case "input_text", "output_text":
-			parts = append(parts, chatPart{Type: "text", Text: pt.Text})
+			parts = append(parts, chatPart{Type: "text", Text: &pt.Text})
 		case "refusal":
-			parts = append(parts, chatPart{Type: "text", Text: pt.Refusal})
+			parts = append(parts, chatPart{Type: "text", Text: &pt.Refusal})
 		case "input_image":
 			if it.Role != "user" || pt.ImageURL == "" {
 				return chatMessage{}, untranslatable(pp)
@@ -203,7 +219,7 @@ func message(it Item, p string) (chatMessage, error) {
 			if pt.Type != "text" {
 				return chatMessage{}, untranslatable(p + ".content")
 			}
-			texts = append(texts, pt.Text)
+			texts = append(texts, *pt.Text)
 		}
 		m.Content = strings.Join(texts, "\n")
 	default:
@@ -212,19 +228,69 @@ func message(it Item, p string) (chatMessage, error) {
 	return m, nil
 }
 
-// responseFormat is the chat response_format of a Responses text member.
-func responseFormat(raw json.RawMessage) (any, error) {
-	var t map[string]json.RawMessage
-	if json.Unmarshal(raw, &t) != nil {
-		return nil, bad("text", "text must be an object")
+// reasoningEffort is the chat reasoning_effort of a Responses reasoning
+// member ("" for none). A reasoning summary is refused: a chat upstream
+// returns its reasoning, if any, whole, and custody writes no summary.
+func reasoningEffort(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 {
+		return "", nil
 	}
-	for k := range t {
-		if k != "format" {
-			return nil, untranslatable("text." + k)
+	var r struct {
+		Effort          *string         `json:"effort"`
+		Summary         json.RawMessage `json:"summary"`
+		GenerateSummary json.RawMessage `json:"generate_summary"`
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(raw, &all) != nil || json.Unmarshal(raw, &r) != nil {
+		return "", bad("reasoning", "reasoning must be an object")
+	}
+	for k := range all {
+		if k != "effort" && k != "summary" && k != "generate_summary" {
+			return "", untranslatable("reasoning." + k)
 		}
 	}
-	f, ok := t["format"]
-	if !ok || string(f) == "null" {
+	for name, v := range map[string]json.RawMessage{"summary": r.Summary, "generate_summary": r.GenerateSummary} {
+		if len(v) > 0 && string(v) != "null" {
+			return "", bad("reasoning."+name, "a chat completions upstream writes no reasoning summary: leave reasoning.%s out, or route to a provider with responses: true", name)
+		}
+	}
+	if r.Effort == nil {
+		return "", nil
+	}
+	switch *r.Effort {
+	case "none", "minimal", "low", "medium", "high", "xhigh":
+		return *r.Effort, nil
+	}
+	return "", bad("reasoning.effort", "reasoning.effort must be none, minimal, low, medium, high or xhigh")
+}
+
+// responseFormat is the chat response_format and verbosity of a
+// Responses text member.
+func responseFormat(raw json.RawMessage) (any, string, error) {
+	var t map[string]json.RawMessage
+	if json.Unmarshal(raw, &t) != nil {
+		return nil, "", bad("text", "text must be an object")
+	}
+	verbosity := ""
+	for k, v := range t {
+		switch k {
+		case "format":
+		case "verbosity":
+			if string(v) != "null" && (json.Unmarshal(v, &verbosity) != nil ||
+				verbosity != "low" && verbosity != "medium" && verbosity != "high") {
+				return nil, "", bad("text.verbosity", "text.verbosity must be low, medium or high")
+			}
+		default:
+			return nil, "", untranslatable("text." + k)
+		}
+	}
+	f, err := textFormat(t["format"])
+	return f, verbosity, err
+}
+
+// textFormat is the chat response_format of text.format.
+func textFormat(f json.RawMessage) (any, error) {
+	if len(f) == 0 || string(f) == "null" {
 		return nil, nil
 	}
 	var format struct {

@@ -77,7 +77,11 @@ const (
 	defaultPages      = 8192
 	defaultMaxBody    = 64 << 20
 	defaultMaxTokens  = 32
-	maxMaxTokens      = 4096
+	// maxMaxTokens bounds max_tokens as engines bound it by the
+	// context; agents ask for 32000 (Claude Code) and the toy model
+	// stops on its own long before (its end-of-text logit grows each
+	// step).
+	maxMaxTokens = 131072
 )
 
 // withDefaults returns cfg with zero fields filled, or an error naming

@@ -6,10 +6,13 @@ import (
 	"strings"
 )
 
-// Tool calls. The toy model calls a tool when, and only when, the request
-// forces one (tool_choice "required" or a named function) and the
-// conversation does not already end with a tool's result: the call is the
-// named tool (or the first), its arguments an object with every property
+// Tool calls. The toy model calls a tool when the request forces one
+// (tool_choice "required" or a named function), or leaves the choice to
+// the model (tool_choice absent or "auto") and the user's last message
+// asks for it in so many words ("use the NAME tool", as a person asks an
+// agent), and the conversation does not already end with a tool's result
+// (system messages after it aside): the call is the named tool (or the
+// first), its arguments an object with every property
 // of the tool's schema, strings filled with the answer's words, numbers
 // with its length, booleans true. Deterministic, so that a test can
 // expect the arguments, and enough for a tool round trip through every
@@ -55,7 +58,8 @@ func toolCallOf(req *chatRequest, res *result) *toolCall {
 	if len(req.Tools) == 0 || len(res.tokens) == 0 || res.finish != "stop" && res.finish != "length" {
 		return nil
 	}
-	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "tool" {
+	last := lastTurn(req.Messages)
+	if last != nil && last.Role == "tool" {
 		return nil
 	}
 	name := ""
@@ -71,6 +75,10 @@ func toolCallOf(req *chatRequest, res *result) *toolCall {
 		name = req.Tools[0].Function.Name
 	case json.Unmarshal(req.ToolChoice, &choice) == nil && choice.Type == "function":
 		name = choice.Function.Name
+	case len(req.ToolChoice) == 0 || string(req.ToolChoice) == "null" || mode == "auto":
+		if name = askedTool(req.Tools, last); name == "" {
+			return nil
+		}
 	default:
 		return nil
 	}
@@ -119,4 +127,36 @@ func argumentsFor(params json.RawMessage, res *result) []byte {
 	}
 	b, _ := json.Marshal(args)
 	return b
+}
+
+// lastTurn is the conversation's last message other than a system one
+// (agents append system reminders after the turn they frame), or nil.
+func lastTurn(msgs []chatMessage) *chatMessage {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "system" && msgs[i].Role != "developer" {
+			return &msgs[i]
+		}
+	}
+	return nil
+}
+
+// askedTool is the tool the user's message m asks for by name ("use the
+// NAME tool"), or "".
+func askedTool(tools []chatTool, m *chatMessage) string {
+	if m == nil || m.Role != "user" {
+		return ""
+	}
+	text, err := messageText(m.Content)
+	if err != nil {
+		return ""
+	}
+	for _, t := range tools {
+		if t.Function.Name == "" {
+			continue
+		}
+		if ask := "se the " + t.Function.Name + " tool"; strings.Contains(text, "u"+ask) || strings.Contains(text, "U"+ask) {
+			return t.Function.Name
+		}
+	}
+	return ""
 }

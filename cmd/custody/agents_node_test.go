@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The agents and SDKs the README says work through custody unchanged,
+// from npm, at these versions (the current releases when pinned; bump
+// them together and re-run TestAgents*). openai 6 is installed under the
+// alias openai6 beside openai 7.
+var agentPackages = []string{
+	"@anthropic-ai/claude-code@2.1.332",
+	"@openai/agents@0.20.0",
+	"openai@7.60.0",
+	"openai6@npm:openai@6.49.0",
+	"@anthropic-ai/sdk@1.17.0",
+	"ai@7.0.185",
+	"@ai-sdk/openai@4.0.126",
+	"@ai-sdk/anthropic@4.0.112",
+	"@langchain/openai@1.6.0",
+	"@langchain/core@1.4.0",
+	"zod@4.6.7",
+}
+
+// agentSDKs returns a node_modules holding agentPackages, installed once
+// with npm into the user cache (custody-npm/agents-...), as nodeSDKs
+// does for the two SDKs; without node and npm the test is skipped.
+func agentSDKs(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("installs and runs the agents from npm")
+	}
+	nodeSDKs(t) // skips without node and npm, like every SDK test
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.NewReplacer("@", "", "/", "-", ":", "-").Replace("agents-" + strings.Join(agentPackages, "+"))
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	dir := filepath.Join(cache, "custody-npm", name)
+	modules := filepath.Join(dir, "node_modules")
+	if _, err := os.Stat(filepath.Join(modules, ".custody-complete")); err == nil {
+		return modules
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"install", "--silent", "--no-audit", "--no-fund", "--no-save", "--prefix", dir}, agentPackages...)
+	if out, err := exec.Command("npm", args...).CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	// Claude Code's npm package fetches its native binary in a
+	// postinstall script, which npm may leave unrun: run it if so.
+	claude := filepath.Join(modules, ".bin", "claude")
+	if exec.Command(claude, "--version").Run() != nil {
+		cmd := exec.Command("node", "install.cjs")
+		cmd.Dir = filepath.Join(modules, "@anthropic-ai", "claude-code")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("claude-code install: %v\n%s", err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(modules, ".custody-complete"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return modules
+}
+
+// agentServe runs `custody serve` on its defaults (the simulator sim-1,
+// tenant local without a key on loopback), as a newcomer runs it.
+func agentServe(t *testing.T) *server {
+	t.Helper()
+	return startServe(t, t.TempDir())
+}
+
+// runAgentScript runs testdata/agents/script with the agent packages
+// against s; env adds variables. The script prints "ok" when its own
+// assertions hold.
+func runAgentScript(t *testing.T, s *server, script string, env ...string) {
+	t.Helper()
+	modules := agentSDKs(t)
+	path, _ := filepath.Abs(filepath.Join("testdata", "agents", script))
+	cmd := exec.Command("node", path)
+	cmd.Env = append(os.Environ(), append([]string{"NODE_PATH=" + modules, "BASE_URL=" + s.URL,
+		"OPENAI_BASE_URL=" + s.URL + "/v1", "OPENAI_API_KEY=anything", "AI_SDK_LOG_WARNINGS=false"}, env...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("node %s %v: %v\n%s", script, env, err, out)
+	}
+}
+
+// transaction is one line of custody's transaction log.
+type transaction struct {
+	ID       string `json:"id"`
+	Endpoint string `json:"endpoint"`
+	Verdict  string `json:"verdict"`
+	Status   int    `json:"status"`
+	Code     string `json:"code"`
+}
+
+// allVerified asserts that every transaction s logged is verified, both
+// in the log and in its receipt's leaf, and that each endpoint of want
+// served at least that many; it returns the count per endpoint.
+func allVerified(t *testing.T, s *server, want map[string]int) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(s.stdout.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `"msg":"transaction"`) {
+			continue
+		}
+		var tx transaction
+		if err := json.Unmarshal([]byte(line), &tx); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got[tx.Endpoint]++
+		if tx.Verdict != "verified" {
+			t.Errorf("transaction %s (%s): %s %d %s", tx.ID, tx.Endpoint, tx.Verdict, tx.Status, tx.Code)
+			continue
+		}
+		resp, body := get(t, s.URL+"/v1/custody/receipts/"+tx.ID, "")
+		if resp.StatusCode != 200 {
+			t.Errorf("receipt %s: %d %s", tx.ID, resp.StatusCode, body)
+			continue
+		}
+		var r struct {
+			Leaf []byte `json:"leaf"`
+		}
+		var leaf struct {
+			Verdict string `json:"verdict"`
+		}
+		if json.Unmarshal([]byte(body), &r) != nil || json.Unmarshal(r.Leaf, &leaf) != nil || leaf.Verdict != "verified" {
+			t.Errorf("receipt %s: leaf verdict %q", tx.ID, leaf.Verdict)
+		}
+	}
+	for ep, n := range want {
+		if got[ep] < n {
+			t.Errorf("%d %s transactions, want at least %d (all: %v)", got[ep], ep, n, got)
+		}
+	}
+	return got
+}
+
+// TestAgentsClaudeCode: Claude Code, unchanged (`claude -p`, its
+// ANTHROPIC_BASE_URL pointed at custody, any key), asked to use its Read
+// tool: it sends what it sends (a mid-conversation system message,
+// thinking, output_config, context_management, 20-odd tools, a failed
+// tool's is_error...), the simulator calls Read, Claude Code runs it and
+// sends the result back, and the run completes. Every transaction is
+// verified, in the log and in its receipt.
+func TestAgentsClaudeCode(t *testing.T) {
+	s := agentServe(t)
+	modules := agentSDKs(t)
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(modules, ".bin", "claude"), "-p", "--model", "sim-1",
+		"--output-format", "stream-json", "--verbose", "--max-turns", "4",
+		"Use the Read tool to read notes.txt and tell me the secret word.")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+s.URL, "ANTHROPIC_API_KEY=anything",
+		"ANTHROPIC_SMALL_FAST_MODEL=sim-1", "ANTHROPIC_DEFAULT_HAIKU_MODEL=sim-1",
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\ncustody:\n%s", err, out, s.stdout)
+	}
+	var used, result bool
+	for _, line := range strings.Split(string(out), "\n") {
+		var ev struct {
+			Type    string `json:"type"`
+			IsError bool   `json:"is_error"`
+			Message struct {
+				Content []struct {
+					Type string `json:"type"`
+					Name string `json:"name"`
+				} `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil {
+			continue
+		}
+		for _, c := range ev.Message.Content {
+			used = used || ev.Type == "assistant" && c.Type == "tool_use" && c.Name == "Read"
+		}
+		if ev.Type == "result" {
+			result = !ev.IsError
+		}
+	}
+	if !used || !result {
+		t.Fatalf("claude -p: Read used %v, successful result %v\n%s", used, result, out)
+	}
+	allVerified(t, s, map[string]int{"messages": 2})
+}
+
+// TestAgentsOpenAIAgents: @openai/agents, unchanged, in its default
+// Responses mode and in chat-completions mode: an agent with a function
+// tool runs to its final output, plainly and streamed; every
+// transaction verified.
+func TestAgentsOpenAIAgents(t *testing.T) {
+	for _, tc := range []struct{ api, endpoint string }{{"", "responses"}, {"chat_completions", "chat"}} {
+		t.Run("api="+tc.api, func(t *testing.T) {
+			s := agentServe(t)
+			runAgentScript(t, s, "agents.cjs", "API="+tc.api)
+			allVerified(t, s, map[string]int{tc.endpoint: 4})
+		})
+	}
+}
+
+// TestAgentsOpenAINode: openai 6 and 7, unchanged: chat with a tool
+// call and its result (the call's arguments sent back as given), the
+// Responses API with what agents send (include: [], service_tier,
+// prompt_cache_key, safety_identifier, truncation, max_tool_calls,
+// text.verbosity) and through the stream helpers
+// (responses.stream().finalResponse()).
+func TestAgentsOpenAINode(t *testing.T) {
+	for _, pkg := range []string{"openai6", "openai"} {
+		t.Run(pkg, func(t *testing.T) {
+			s := agentServe(t)
+			runAgentScript(t, s, "openai.cjs", "PKG="+pkg)
+			allVerified(t, s, map[string]int{"chat": 2, "responses": 3})
+		})
+	}
+}
+
+// TestAgentsAnthropicNode: @anthropic-ai/sdk, unchanged: a stream read
+// to finalMessage(), a Claude Code-like agent turn and the turn after a
+// failed tool, and beta.messages.toolRunner (which asks for a server
+// thread custody does not keep) running a tool to the end.
+func TestAgentsAnthropicNode(t *testing.T) {
+	s := agentServe(t)
+	runAgentScript(t, s, "anthropic.cjs")
+	allVerified(t, s, map[string]int{"messages": 5})
+}
+
+// TestAgentsVercelAI: ai with @ai-sdk/openai (Responses and chat) and
+// @ai-sdk/anthropic, unchanged: a tool loop on each, generated and
+// streamed.
+func TestAgentsVercelAI(t *testing.T) {
+	s := agentServe(t)
+	runAgentScript(t, s, "vercel.cjs")
+	allVerified(t, s, map[string]int{"responses": 4, "chat": 4, "messages": 4})
+}
+
+// TestAgentsLangChain: @langchain/openai, unchanged: invoke, stream and a
+// bound tool, on chat and with useResponsesApi.
+func TestAgentsLangChain(t *testing.T) {
+	s := agentServe(t)
+	runAgentScript(t, s, "langchain.cjs")
+	allVerified(t, s, map[string]int{"chat": 3, "responses": 3})
+}
