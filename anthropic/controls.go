@@ -41,7 +41,7 @@ func (r *Request) translateControls() (controls, error) {
 			on = false
 		case "enabled", "adaptive":
 			if len(t.BudgetTokens) > 0 && string(t.BudgetTokens) != "null" {
-				return c, bad("thinking.budget_tokens", "thinking.budget_tokens: a chat completions upstream cannot bound thinking by a token budget; use thinking: {type: adaptive} with output_config.effort, or route to a kind: anthropic provider", p)
+				return c, bad("thinking.budget_tokens", "thinking.budget_tokens: a chat completions upstream cannot bound thinking by a token budget; use thinking: {type: adaptive} with output_config.effort, or route to a kind: anthropic provider")
 			}
 		default:
 			return c, bad("thinking.type", "thinking.type must be enabled, adaptive or disabled")
