@@ -115,34 +115,37 @@ func allVerified(t *testing.T, s *server, want map[string]int, refused ...string
 	t.Helper()
 	// A stream's line is logged once its trailers are out, which may be
 	// after the client has read its last event: wait for the counts.
-	var log string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		log = s.stdout.String() + s.stderr.String()
+	var got map[string]int
+	var txs []transaction
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, txs = map[string]int{}, nil
+		sc := bufio.NewScanner(strings.NewReader(s.stdout.String() + s.stderr.String()))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.Contains(line, `"msg":"transaction"`) {
+				continue
+			}
+			var tx transaction
+			if err := json.Unmarshal([]byte(line), &tx); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			if tx.Verdict == "rejected" && slices.Contains(refused, tx.Code) {
+				got["refused:"+tx.Code]++
+				continue
+			}
+			got[tx.Endpoint]++
+			txs = append(txs, tx)
+		}
 		done := true
 		for ep, n := range want {
-			done = done && strings.Count(log, `"endpoint":"`+ep+`"`) >= n
+			done = done && got[ep] >= n
 		}
-		if done {
+		if done || time.Now().After(deadline) {
 			break
 		}
 	}
-	got := map[string]int{}
-	sc := bufio.NewScanner(strings.NewReader(log))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `"msg":"transaction"`) {
-			continue
-		}
-		var tx transaction
-		if err := json.Unmarshal([]byte(line), &tx); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		if tx.Verdict == "rejected" && slices.Contains(refused, tx.Code) {
-			got["refused:"+tx.Code]++
-			continue
-		}
-		got[tx.Endpoint]++
+	for _, tx := range txs {
 		if tx.Verdict != "verified" {
 			t.Errorf("transaction %s (%s): %s %d %s", tx.ID, tx.Endpoint, tx.Verdict, tx.Status, tx.Code)
 			continue
