@@ -10,7 +10,7 @@ import (
 // Code is the one name of an outcome: see the package documentation.
 type Code string
 
-// The codes of SPEC §4, and the few custody adds (rate_limited, forbidden,
+// The codes of docs/checks.md (Every outcome), including the few custody adds (rate_limited, forbidden,
 // not_found, use_case_unknown is folded into invalid_request).
 const (
 	CodeContextLengthExceeded Code = "context_length_exceeded"

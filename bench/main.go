@@ -1,4 +1,4 @@
-// Command bench holds custody against the targets of SPEC §10.
+// Command bench holds custody against the latency and throughput targets of docs/BENCHMARKS.md.
 //
 // Run from the repository root:
 //

@@ -60,7 +60,7 @@ type layout struct {
 	GOMAXPROCS           int // of the proxies under test; 0: Go's default
 }
 
-// layouts are the two of SPEC §10: the target alone on one core with
+// layouts are the two of docs/BENCHMARKS.md (Method): the target alone on one core with
 // GOMAXPROCS=1 (any 1-CPU container), and everything unpinned on the
 // machine's cores with Go's default GOMAXPROCS.
 func layouts(ncpu int) map[string]layout {

@@ -61,7 +61,7 @@ func verdict(ok bool) string {
 	return "**not met**"
 }
 
-// markdown is the report: the machine, the proxy figures, the SPEC §10
+// markdown is the report: the machine, the proxy figures, the docs/BENCHMARKS.md
 // targets (judged on mode E), tokens, ledger.
 func (r *results) markdown() string {
 	var b strings.Builder
@@ -114,7 +114,7 @@ func (r *results) markdown() string {
 			fmt.Fprintf(&b, "| durable leaves/s, %d concurrent appenders, %v | %.0f (%d leaves) | ≥ 10,000 | %s (%.2f×) |\n",
 				l.Appenders, l.AppendTime.Round(time.Millisecond), l.LeavesPerSec, l.Appended, verdict(l.LeavesPerSec >= 10000), l.LeavesPerSec/10000)
 			fmt.Fprintf(&b, "| Append latency, %d appenders: p50 / p99 | %s / %s | | |\n", l.Appenders, ms(l.P50), ms(l.P99))
-			fmt.Fprintf(&b, "| Append latency, one appender alone: p50 / p99 | %s / %s | (SPEC: an fsync costs about 0.1 ms) | |\n", ms(l.SerialP50), ms(l.SerialP99))
+			fmt.Fprintf(&b, "| Append latency, one appender alone: p50 / p99 | %s / %s | (an fsync costs about 0.1 ms) | |\n", ms(l.SerialP50), ms(l.SerialP99))
 		}
 		if a != nil {
 			scaled := ""
@@ -184,7 +184,7 @@ func (r *results) proxyMarkdown(b *strings.Builder, p *proxyReport) {
 		b.WriteString("\n")
 		return
 	}
-	fmt.Fprintf(b, "\nSPEC §10 targets (issue 17's), as ratios to the bare proxy (B) of this run. The target is judged on %s %s; the other custody modes show where the cost comes from.\n\n", judged.Key, judged.Name)
+	fmt.Fprintf(b, "\nThe targets (issue 17's, kept in docs/BENCHMARKS.md), as ratios to the bare proxy (B) of this run. The target is judged on %s %s; the other custody modes show where the cost comes from.\n\n", judged.Key, judged.Name)
 	others := slices.DeleteFunc(slices.Clone(p.Modes[2:]), func(m *mode) bool { return m == judged })
 	b.WriteString("| target | limit |")
 	for _, m := range others {
@@ -218,7 +218,7 @@ func (p *proxyReport) judged() *mode {
 	return p.mode("E")
 }
 
-// targetRow is one of SPEC §10's targets, as raised by issue 17.
+// targetRow is one of the targets (docs/BENCHMARKS.md), as raised by issue 17.
 type targetRow struct {
 	name, limit string
 	val         func(m *mode) (string, bool)

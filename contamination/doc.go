@@ -1,5 +1,5 @@
 // Package contamination catches a response that carries another request's
-// data: the stale-KV-cache and cross-tenant leakage of SPEC §6
+// data: the stale-KV-cache and cross-tenant leakage of docs/checks.md (contamination)
 // (cross_request_contamination). It has two mechanisms behind one Detector.
 //
 // Fingerprints. Every admitted prompt is normalised (see normalizer), cut

@@ -24,7 +24,7 @@ const (
 	diskBytes = 1360
 )
 
-// A commit slower than this at p50 is worth a warning: SPEC §10 counts on
+// A commit slower than this at p50 is worth a warning: docs/BENCHMARKS.md's latency targets counts on
 // about 0.1 ms, a local SSD does 0.05–0.3 ms, and a network or spinning
 // disk takes milliseconds, which every non-streaming answer then waits.
 const diskSlowP50 = time.Millisecond

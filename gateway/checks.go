@@ -80,7 +80,7 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 	if err == nil && x.prompt.unrendered {
 		// Only the untemplated band, far wider than the exact one, was
 		// checked: the check could not run as it should, which is never
-		// "ok" (SPEC: a needed check that cannot run is flagged).
+		// "ok" (docs/checks.md: a needed check that cannot run is flagged).
 		tx.Flag(custody.CheckPromptTokens, custody.CodePromptTokenMismatch,
 			fmt.Sprintf("bounded: the model's template could not render the prompt; checked against the untemplated band [%d,%d] only", n.Band.Lo, n.Band.Hi))
 		return

@@ -7,8 +7,8 @@ import (
 )
 
 // Dialect is one wire format of the exchange: what differs between OpenAI
-// chat, completions and embeddings (and next Anthropic Messages and OpenAI
-// Responses). The exchange (exchange.go) is written once, against this
+// chat, completions and embeddings, Anthropic Messages and OpenAI
+// Responses. The exchange (exchange.go) is written once, against this
 // interface: it authenticates, reads the body, asks the dialect to parse
 // it, routes, forwards, has the dialect read the upstream's answer for the
 // checks, records, and delivers, writing errors and the end of a stream in
@@ -70,7 +70,7 @@ type Dialect interface {
 	StreamError(e *custody.Error) []byte
 	// StreamVerdict is what a stream carries once its transaction is
 	// recorded, before its terminal event: the receipt and the verdict
-	// with its checks (SPEC §3). The response commitment covers the bytes
+	// with its checks (README.md, Talk to it). The response commitment covers the bytes
 	// before it.
 	StreamVerdict(tx *custody.Transaction) []byte
 }

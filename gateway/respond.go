@@ -68,7 +68,7 @@ func (x *exchange) fail(err error) {
 	x.g.writeError(x.w, x.front, e)
 }
 
-// setHeaders writes the Custody-* headers of SPEC §3.
+// setHeaders writes the Custody-* headers listed in README.md (Talk to it) and docs/dialects.md.
 // setHeaders sets the evidence headers, and returns their values for
 // the caller's own.
 func (x *exchange) setHeaders() *headerValues {

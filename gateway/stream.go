@@ -179,7 +179,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	return nil
 }
 
-// The trailers that carry a stream's final verdict (SPEC §3).
+// The trailers that carry a stream's final verdict (README.md, Talk to it).
 const streamTrailers = "Custody-Verdict, Custody-Checks"
 
 // startStream sends the status and headers, with the checks so far and

@@ -8,7 +8,7 @@ import (
 	"github.com/custody-gateway/custody"
 )
 
-// Event types of the timeline (SPEC §2, /v1/custody/events?type=).
+// Event types of the timeline (docs/endpoints.md, /v1/custody/events?type=).
 const (
 	EventFallback   = "fallback"    // a request was served by a route other than the first
 	EventPathChange = "path_change" // first sighting of a (provider, model, fingerprint)

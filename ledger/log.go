@@ -56,7 +56,7 @@ type Config struct {
 	KeyFile string
 	// BatchMaxAge and BatchMaxSize bound tessera's sequencing batches
 	// (ledger.batch_max_age; zero means 2ms, serve's config default is
-	// 100ms; default 1024 leaves). They set how soon a durable leaf reaches
+	// 250ms; default 1024 leaves). They set how soon a durable leaf reaches
 	// the log, not Append's latency.
 	BatchMaxAge  time.Duration
 	BatchMaxSize int

@@ -9,7 +9,7 @@ import (
 
 // The prefix cache: what lets a serving stack skip the prefill of a prompt
 // prefix it has already computed, and what leaks between tenants when it
-// is shared (SPEC §9, shared-cache).
+// is shared (docs/checks.md, cache; fault shared-cache).
 //
 // Its unit is the toy model's token (a word of the rendered prompt, as the
 // KV pages hold them) and its block is a KV page, Config.PageTokens words.

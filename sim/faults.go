@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Fault is the name of one reproducible serving failure (SPEC §9). The
+// Fault is the name of one reproducible serving failure (listed in docs/checks.md and docs/canaries.md). The
 // comment of each constant says how it shows on the wire and which custody
 // check catches it; sim's tests prove the symptom.
 type Fault string
@@ -80,7 +80,7 @@ const (
 	// or zero completion tokens with finish_reason "length".
 	// Caught by: success shape (upstream_error_as_success).
 	FaultErrorAs200 Fault = "error-as-200"
-	// Sub-variants of FaultErrorAs200 (custody additions to SPEC §9).
+	// Sub-variants of FaultErrorAs200 (custody's additions to the original list).
 	FaultErrorAs200Body        Fault = "error-as-200:error-body"
 	FaultErrorAs200Empty       Fault = "error-as-200:empty-choices"
 	FaultErrorAs200Abort       Fault = "error-as-200:abort"
@@ -215,7 +215,7 @@ func (w ambiguousWriter) Flush() {
 	}
 }
 
-// Faults lists every fault name ParseFault accepts, SPEC §9's first.
+// Faults lists every fault name ParseFault accepts, the original list's first.
 func Faults() []Fault {
 	return []Fault{
 		FaultPlaceholderSubstitution, FaultStaleKV, FaultResponseSwap,

@@ -1,5 +1,5 @@
 // Package telemetry exports custody's metrics (Prometheus) and traces
-// (OpenTelemetry) under the names of SPEC §8. Labels are bounded by the
+// (OpenTelemetry) under the names listed in docs/operations.md (Observability). Labels are bounded by the
 // configuration (model and provider names, codes, verdicts), never by
 // traffic; no prompt or response text is ever a label or an attribute.
 package telemetry

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Exit codes shared by every command (SPEC §1).
+// Exit codes shared by every command (each command's -help states them).
 const (
 	exitOK     = 0 // success: valid, clean, all probes passed
 	exitFailed = 1 // invalid, tampered, failed (reason on stderr)
