@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // ErrorType is the Anthropic error type of an HTTP status.
@@ -65,5 +65,5 @@ func ErrorBody(e *custody.Error) []byte {
 // ErrorEvent is a custody error as the Messages stream event that ends a
 // stream already started.
 func ErrorEvent(e *custody.Error) []byte {
-	return openai.AppendEvent(nil, "error", json.RawMessage(ErrorBody(e)))
+	return sse.AppendEvent(nil, "error", json.RawMessage(ErrorBody(e)))
 }

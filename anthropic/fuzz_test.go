@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // seeds are the bodies of testdata/requests: valid requests and
@@ -105,7 +105,7 @@ func FuzzStreamDelta(f *testing.F) {
 		for _, d := range []struct{ kind, key, name string }{{"text_delta", `"text":`, "text"}, {"input_json_delta", `"partial_json":`, "partial_json"}} {
 			tr := StreamTranslator{index: index}
 			tr.delta(d.kind, d.key, value)
-			want := openai.AppendEvent(nil, "content_block_delta", struct {
+			want := sse.AppendEvent(nil, "content_block_delta", struct {
 				Type  string            `json:"type"`
 				Index int               `json:"index"`
 				Delta map[string]string `json:"delta"`

@@ -6,6 +6,7 @@ import (
 
 	"github.com/custody-gateway/custody/internal/jsonw"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // StreamTranslator turns the chunks of one chat completion stream into a
@@ -154,7 +155,7 @@ func (t *StreamTranslator) closeBlock() {
 }
 
 func (t *StreamTranslator) event(name string, v any) {
-	t.out = openai.AppendEvent(t.out, name, v)
+	t.out = sse.AppendEvent(t.out, name, v)
 }
 
 // EndWithoutStop closes the stream as an upstream that stopped without

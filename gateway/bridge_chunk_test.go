@@ -33,16 +33,15 @@ func TestStreamBridgesReadTheCheckedChunk(t *testing.T) {
 			reader := &openaiStream{}
 			var got, want []byte
 			for i, c := range chunks {
-				raw := []byte("data: " + c + "\n\n")
-				ev, err := reader.Read([]byte(c))
+				ev, err := reader.Read(nil, []byte(c))
 				if err != nil || ev.Chunk == nil {
 					t.Fatalf("chunk %d: read %v, decoded chunk %v", i, err, ev.Chunk != nil)
 				}
-				a, err := checked.Event(raw, &ev)
+				a, err := checked.Event([]byte(c), &ev)
 				if err != nil {
 					t.Fatalf("chunk %d from the checked chunk: %v", i, err)
 				}
-				b, err := alone.Event(raw, &Event{})
+				b, err := alone.Event([]byte(c), &Event{})
 				if err != nil {
 					t.Fatalf("chunk %d decoded alone: %v", i, err)
 				}
@@ -55,8 +54,8 @@ func TestStreamBridgesReadTheCheckedChunk(t *testing.T) {
 			// It is the checked chunk that is translated, not the bytes
 			// again.
 			b := newBridge()
-			ev, _ := (&openaiStream{}).Read([]byte(`{"id":"c1","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"checked"}}]}`))
-			out, err := b.Event([]byte(`data: {"id":"c1","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"raw"}}]}`+"\n\n"), &ev)
+			ev, _ := (&openaiStream{}).Read(nil, []byte(`{"id":"c1","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"checked"}}]}`))
+			out, err := b.Event([]byte(`{"id":"c1","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"raw"}}]}`), &ev)
 			if err != nil || !bytes.Contains(out, []byte(`"checked"`)) || bytes.Contains(out, []byte(`"raw"`)) {
 				t.Errorf("translated %q (%v), want the checked chunk's text", out, err)
 			}

@@ -28,8 +28,9 @@ import (
 //
 // When the two are the same dialect (OpenAI chat to an OpenAI-compatible
 // provider, Messages to a kind: anthropic provider) the exchange is
-// pass-through: the checks read the front's own response shape, and the
-// upstream's bytes are delivered as they came. When they differ (a
+// pass-through: the checks read the front's own response shape, and a
+// plain answer's bytes are delivered as they came; a stream's events are
+// delivered as custody read them, re-framed canonically (Event.Out). When they differ (a
 // Messages client in front of a kind: openai provider), the front
 // implements Translator: the client's body is translated to the wire's
 // before it is forwarded, the prompt is counted on the translated body
@@ -201,12 +202,14 @@ func (u *Usage) cached() int {
 // StreamReader checks and reads one upstream stream. It owns the stream's
 // consistency state (one id, one model, events in order).
 type StreamReader interface {
-	// Read reads one event's data. An error is a *custody.Error: the
-	// event is inconsistent with the stream (stream_inconsistent), has
-	// ambiguous members (response_ambiguous) or reports a failure
-	// (upstream_error_as_success). The event's slices are valid until the
-	// next Read.
-	Read(data []byte) (Event, error)
+	// Read reads one event as sse.Reader dispatched it: its name (the
+	// "event" field, empty if none) and its data. An error is a
+	// *custody.Error: the event is inconsistent with the stream
+	// (stream_inconsistent, a name that disagrees with the data's type
+	// included), has ambiguous members (response_ambiguous) or reports a
+	// failure (upstream_error_as_success). The event's slices are valid
+	// until the next Read.
+	Read(name, data []byte) (Event, error)
 	// End checks the whole stream after its terminal event: sawUsage
 	// reports whether any event carried usage.
 	End(sawUsage bool) error
@@ -228,6 +231,11 @@ type Event struct {
 	// other wires), for a bridge from chat to read instead of decoding
 	// the same bytes again; valid until the next Read.
 	Chunk *openai.Response
+	// Out is the event as a pass-through client receives it: what Read
+	// checked, in the canonical framing (sse.AppendData, or
+	// sse.AppendNamed where the dialect names its events), never the
+	// upstream's own bytes. Valid until the next Read.
+	Out []byte
 }
 
 // Translator is implemented by a front dialect that can reach providers
@@ -253,9 +261,10 @@ type Bridge interface {
 
 // StreamBridge translates one checked wire stream to the front's events.
 type StreamBridge interface {
-	// Event is what the client receives for one checked wire event (raw
-	// as it came, ev as read): none, one or several front events.
-	Event(raw []byte, ev *Event) ([]byte, error)
+	// Event is what the client receives for one checked wire event (data
+	// as the reader dispatched it, ev as Read read it): none, one or
+	// several front events, in the canonical framing.
+	Event(data []byte, ev *Event) ([]byte, error)
 	// End is what the client receives in place of the wire's terminal
 	// event, after the verdict.
 	End() []byte

@@ -32,7 +32,7 @@ func FuzzOpenAIDialect(f *testing.F) {
 			r := d.NewStreamReader()
 			sawUsage := false
 			for _, data := range bytes.Split(b, []byte("\n")) {
-				ev, err := r.Read(data)
+				ev, err := r.Read(nil, data)
 				if err != nil {
 					tableError(t, err)
 					break

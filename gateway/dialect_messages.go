@@ -8,6 +8,7 @@ import (
 	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // EndpointMessages is the ledger's endpoint of POST /v1/messages.
@@ -100,11 +101,16 @@ func (q *messagesRequest) Digest(model string) [32]byte { return sha256.Sum256(q
 // messagesStream reads a Messages upstream's stream through the
 // event-order validator.
 type messagesStream struct {
-	v     anthropic.StreamValidator
-	texts []Text // reused across events
+	v            anthropic.StreamValidator
+	texts        []Text // reused across events
+	spliced, out []byte // reused across events
 }
 
-func (s *messagesStream) Read(data []byte) (Event, error) {
+func (s *messagesStream) Read(name, data []byte) (Event, error) {
+	typ, data, err := namedEvent(name, data, &s.spliced)
+	if err != nil {
+		return Event{}, err
+	}
 	if err := s.v.Event(data); err != nil {
 		return Event{}, err
 	}
@@ -112,7 +118,8 @@ func (s *messagesStream) Read(data []byte) (Event, error) {
 	// an upstream puts in any other event a client reads.
 	ev := Event{Reading: Reading{Texts: messagesTexts(s.texts[:0], data, true)}}
 	s.texts = ev.Texts
-	typ := eventType(data)
+	s.out = sse.AppendNamed(s.out[:0], typ, data)
+	ev.Out = s.out
 	switch typ {
 	case "message_start":
 		ev.ID, ev.Model = s.v.ID, s.v.Model
@@ -121,7 +128,7 @@ func (s *messagesStream) Read(data []byte) (Event, error) {
 		ev.Usage = &Usage{Prompt: u.Prompt(), Completion: u.OutputTokens, Cached: u.Cached()}
 	case "message_stop":
 		ev.Terminal = true
-		ev.End = openai.AppendEvent(nil, "message_stop", rawJSON(data))
+		ev.End = sse.AppendNamed(nil, "message_stop", data)
 	}
 	return ev, nil
 }
@@ -155,8 +162,8 @@ type messagesStreamBridge struct {
 	t anthropic.StreamTranslator
 }
 
-func (b *messagesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
-	return translateChunk(&b.t, raw, ev)
+func (b *messagesStreamBridge) Event(data []byte, ev *Event) ([]byte, error) {
+	return translateChunk(&b.t, data, ev)
 }
 
 func (b *messagesStreamBridge) End() []byte {

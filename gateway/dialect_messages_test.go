@@ -27,7 +27,7 @@ func TestMessagesStreamReader(t *testing.T) {
 	var got []Event
 	var texts [][]Text // each event's, copied: valid until the next Read
 	for _, e := range events {
-		ev, err := r.Read([]byte(e))
+		ev, err := r.Read(nil, []byte(e))
 		if err != nil {
 			t.Fatalf("%s: %v", e, err)
 		}
@@ -53,13 +53,13 @@ func TestMessagesStreamReader(t *testing.T) {
 	// Cut before message_stop: the exchange sees no terminal event, and
 	// End says truncated.
 	r2 := messages.NewStreamReader()
-	_, _ = r2.Read([]byte(events[0]))
+	_, _ = r2.Read(nil, []byte(events[0]))
 	if err := r2.End(false); custody.CodeOf(err) != custody.CodeStreamTruncated {
 		t.Errorf("cut: %v", err)
 	}
 	// Out of order.
 	r3 := messages.NewStreamReader()
-	if _, err := r3.Read([]byte(events[3])); custody.CodeOf(err) != custody.CodeStreamInconsistent {
+	if _, err := r3.Read(nil, []byte(events[3])); custody.CodeOf(err) != custody.CodeStreamInconsistent {
 		t.Errorf("a delta first: %v", err)
 	}
 }
@@ -70,11 +70,11 @@ func TestResponsesStreamReader(t *testing.T) {
 	r := responsesFront.NewStreamReader()
 	created := `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","model":"m","status":"in_progress"}}`
 	done := `{"type":"response.completed","sequence_number":1,"response":{"id":"resp_1","object":"response","model":"m","status":"completed","usage":{"input_tokens":9,"output_tokens":2,"input_tokens_details":{"cached_tokens":4}}}}`
-	ev, err := r.Read([]byte(created))
+	ev, err := r.Read(nil, []byte(created))
 	if err != nil || ev.ID != "resp_1" || ev.Model != "m" {
 		t.Fatalf("created: %+v %v", ev, err)
 	}
-	ev, err = r.Read([]byte(done))
+	ev, err = r.Read(nil, []byte(done))
 	if err != nil || !ev.Terminal || ev.Usage == nil || ev.Usage.Prompt != 9 || ev.Usage.Cached != 4 ||
 		!strings.HasPrefix(string(ev.End), "event: response.completed\ndata: ") {
 		t.Fatalf("completed: %+v %v", ev, err)
@@ -105,16 +105,35 @@ func TestDialectWires(t *testing.T) {
 	}
 }
 
-// TestSSEData: the data of a whole event, CRLF and multi-line data too.
-func TestSSEData(t *testing.T) {
-	for raw, want := range map[string]string{
-		"data: {\"a\":1}\n\n":                `{"a":1}`,
-		"event: x\r\ndata:{\"a\":1}\r\n\r\n": `{"a":1}`,
-		"data: {\"a\":\ndata: 1}\n\n":        "{\"a\":\n1}",
-		": comment\nid: 3\ndata: [DONE]\n\n": "[DONE]",
+// TestNamedEvent: an event's name and its data's type are one value: a
+// missing type is taken from the name (and written into the data the
+// checks read and the client receives), a disagreement is
+// stream_inconsistent, and the event is relayed named by its type.
+func TestNamedEvent(t *testing.T) {
+	start := `{"type":"message_start","message":{"id":"msg_1","model":"claude-x","usage":{"input_tokens":3}}}`
+	for _, tc := range []struct {
+		name, name2, data, out string
+		code                   custody.Code
+	}{
+		{name: "type only", data: start, out: "event: message_start\ndata: " + start + "\n\n"},
+		{name: "name and type agree", name2: "message_start", data: start, out: "event: message_start\ndata: " + start + "\n\n"},
+		{name: "type from the name", name2: "message_start", data: `{"message":{"id":"msg_1","model":"claude-x"}}`,
+			out: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-x\"}}\n\n"},
+		{name: "name disagrees", name2: "ping", data: start, code: custody.CodeStreamInconsistent},
+		{name: "no type at all", data: `{"message":{}}`, code: custody.CodeStreamInconsistent},
+		{name: "type with a newline", data: `{"type":"a\nb"}`, code: custody.CodeStreamInconsistent},
 	} {
-		if got := string(sseData([]byte(raw))); got != want {
-			t.Errorf("sseData(%q) = %q, want %q", raw, got, want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := messages.NewStreamReader().Read([]byte(tc.name2), []byte(tc.data))
+			if tc.code != "" {
+				if custody.CodeOf(err) != tc.code {
+					t.Fatalf("err = %v, want %s", err, tc.code)
+				}
+				return
+			}
+			if err != nil || string(ev.Out) != tc.out {
+				t.Fatalf("Out = %q (%v), want %q", ev.Out, err, tc.out)
+			}
+		})
 	}
 }

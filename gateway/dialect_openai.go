@@ -7,6 +7,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 	"github.com/custody-gateway/custody/upstream"
 )
 
@@ -59,11 +60,11 @@ func (d *openaiDialect) ErrorBody(e *custody.Error) []byte {
 }
 
 func (d *openaiDialect) StreamError(e *custody.Error) []byte {
-	return openai.DataEvent(d.ErrorBody(e))
+	return sse.Data(d.ErrorBody(e))
 }
 
 func (d *openaiDialect) StreamVerdict(tx *custody.Transaction) []byte {
-	return append(openai.ReceiptComment(tx.ID), openai.VerdictComment(string(tx.Verdict), tx.ChecksHeader())...)
+	return append(sse.ReceiptComment(tx.ID), sse.VerdictComment(string(tx.Verdict), tx.ChecksHeader())...)
 }
 
 // responseError is the *custody.Error of an upstream body (or chunk) that
@@ -122,17 +123,19 @@ func (q *openaiRequest) Choices() int {
 }
 
 // openaiStream reads an OpenAI SSE stream: one chunk per data event,
-// [DONE] at the end.
+// [DONE] at the end. Event names are not part of the OpenAI wire: the
+// canonical relay drops them, so the client reads the data custody read.
 type openaiStream struct {
 	ident check.Stream
 	chunk openai.Response // reused across events
 	texts []Text          // reused across events
 	index int             // the highest choice index so far, plus one
+	out   []byte          // reused across events
 }
 
-func (s *openaiStream) Read(data []byte) (Event, error) {
+func (s *openaiStream) Read(_, data []byte) (Event, error) {
 	if string(data) == "[DONE]" {
-		return Event{Terminal: true, End: openai.DoneEvent}, nil
+		return Event{Terminal: true, End: sse.Done}, nil
 	}
 	if err := s.chunk.Decode(data); err != nil {
 		// As a plain body that is not a response: the same fault, the
@@ -161,7 +164,8 @@ func (s *openaiStream) Read(data []byte) (Event, error) {
 		}
 	}
 	rd.Choices = s.index
-	return Event{Reading: rd, UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c}, nil
+	s.out = sse.AppendData(s.out[:0], data)
+	return Event{Reading: rd, UsageOnly: c.Usage != nil && len(c.Choices) == 0, Chunk: c, Out: s.out}, nil
 }
 
 func (s *openaiStream) End(sawUsage bool) error { return s.ident.End(sawUsage, true) }

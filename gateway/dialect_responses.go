@@ -9,6 +9,7 @@ import (
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/responses"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // EndpointResponses is the ledger's endpoint of POST /v1/responses.
@@ -66,7 +67,7 @@ func (*responsesDialect) ErrorBody(e *custody.Error) []byte { return responses.E
 func (*responsesDialect) StreamError(e *custody.Error) []byte {
 	var env map[string]json.RawMessage
 	_ = json.Unmarshal(responses.ErrorBody(e), &env)
-	return openai.AppendEvent(nil, "error", map[string]any{"type": "error", "code": string(e.Code),
+	return sse.AppendEvent(nil, "error", map[string]any{"type": "error", "code": string(e.Code),
 		"message": e.Message, "param": nil, "error": env["error"]})
 }
 
@@ -104,11 +105,16 @@ func (q *responsesRequest) Digest(model string) [32]byte { return sha256.Sum256(
 // responsesStream reads a Responses upstream's stream through the stream
 // validator. The usage is in the terminal event's Response.
 type responsesStream struct {
-	v     responses.StreamValidator
-	texts []Text // reused across events
+	v            responses.StreamValidator
+	texts        []Text // reused across events
+	spliced, out []byte // reused across events
 }
 
-func (s *responsesStream) Read(data []byte) (Event, error) {
+func (s *responsesStream) Read(name, data []byte) (Event, error) {
+	typ, data, err := namedEvent(name, data, &s.spliced)
+	if err != nil {
+		return Event{}, err
+	}
 	if err := s.v.Event(data); err != nil {
 		return Event{}, err
 	}
@@ -116,14 +122,15 @@ func (s *responsesStream) Read(data []byte) (Event, error) {
 	// of the events that repeat them (a client may read either).
 	texts := responsesTexts(s.texts[:0], data, true)
 	s.texts = texts
-	ev := Event{Reading: Reading{Texts: texts}}
-	switch typ := eventType(data); typ {
+	s.out = sse.AppendNamed(s.out[:0], typ, data)
+	ev := Event{Reading: Reading{Texts: texts}, Out: s.out}
+	switch typ {
 	case "response.created":
 		ev.ID, ev.Model = s.v.ID, s.v.Model
 	case "response.completed", "response.incomplete", "response.failed":
 		ev.Reading = responseReading(s.v.Response, texts)
 		ev.Terminal = true
-		ev.End = openai.AppendEvent(nil, typ, rawJSON(data))
+		ev.End = sse.AppendNamed(nil, typ, data)
 	}
 	return ev, nil
 }
@@ -173,17 +180,17 @@ type responsesStreamBridge struct {
 	t   *responses.StreamTranslator
 }
 
-func (b *responsesStreamBridge) Event(raw []byte, ev *Event) ([]byte, error) {
+func (b *responsesStreamBridge) Event(data []byte, ev *Event) ([]byte, error) {
 	if b.t == nil {
 		created := int64(0)
 		if ev.Chunk != nil {
 			created = ev.Chunk.Created
 		} else {
-			created = chatCreated(sseData(raw))
+			created = chatCreated(data)
 		}
 		b.t = b.req.NewStreamTranslator(created)
 	}
-	return translateChunk(b.t, raw, ev)
+	return translateChunk(b.t, data, ev)
 }
 
 func (b *responsesStreamBridge) End() []byte {

@@ -4,29 +4,55 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // Helpers the event-stream dialects (Messages, Responses) share.
 
-// sseData is the data of one whole SSE event (its data lines joined).
-func sseData(raw []byte) []byte {
-	var out []byte
-	n := 0
-	for _, line := range bytes.Split(raw, []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		d, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
-			continue
+// namedEvent reconciles an event's name (its "event" field) with its
+// data's "type", which is what the dialects' checks read: the client
+// receives the event named by its type (sse.AppendNamed), so that what it
+// dispatches on is what custody checked. Data without a type takes the
+// name, as Anthropic's SDKs do, and gets it written into the data (in
+// *spliced, reused) so that the checks and the client read one value. A
+// name that disagrees with the type is stream_inconsistent: a client
+// that dispatches on the name would read another event than custody.
+func namedEvent(name, data []byte, spliced *[]byte) (string, []byte, error) {
+	typ := eventType(data)
+	if typ == "" && len(name) > 0 {
+		if d, ok := withType(*spliced, data, name); ok {
+			*spliced, data, typ = d, d, string(name)
 		}
-		d = bytes.TrimPrefix(d, []byte(" "))
-		if n > 0 {
-			out = append(out, '\n')
-		}
-		out = append(out, d...)
-		n++
 	}
-	return out
+	if len(name) > 0 && string(name) != typ {
+		return "", nil, custody.Errorf(custody.CodeStreamInconsistent, "an event's name disagrees with its data's type")
+	}
+	if !sse.ValidName(typ) {
+		return "", nil, custody.Errorf(custody.CodeStreamInconsistent, "an event has no type that can be relayed")
+	}
+	return typ, data, nil
+}
+
+// withType writes data, a JSON object, into dst[:0] with a "type" member
+// name first. ok is false when data is not an object.
+func withType(dst, data, name []byte) (out []byte, ok bool) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, false
+	}
+	rest := trimmed[1:]
+	quoted, err := json.Marshal(string(name))
+	if err != nil {
+		return nil, false
+	}
+	out = append(dst[:0], `{"type":`...)
+	out = append(out, quoted...)
+	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), true
 }
 
 // chatTranslator is what the Messages and Responses stream translators
@@ -39,13 +65,13 @@ type chatTranslator interface {
 // translateChunk translates one chat event: the chunk the chat checks
 // decoded (ev.Chunk) when there is one, else the event's data. The
 // translators reuse their output buffer, so the bytes are copied.
-func translateChunk(t chatTranslator, raw []byte, ev *Event) ([]byte, error) {
+func translateChunk(t chatTranslator, data []byte, ev *Event) ([]byte, error) {
 	var out []byte
 	var err error
 	if ev.Chunk != nil {
 		out, err = t.Translate(ev.Chunk)
 	} else {
-		out, err = t.Chunk(sseData(raw))
+		out, err = t.Chunk(data)
 	}
 	return bytes.Clone(out), err
 }
@@ -78,6 +104,3 @@ func deltaText(data []byte) string {
 	_ = json.Unmarshal(e.Delta, &d)
 	return d.Text
 }
-
-// rawJSON is data as a value that encodes as itself.
-func rawJSON(data []byte) json.RawMessage { return json.RawMessage(bytes.Clone(data)) }

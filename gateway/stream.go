@@ -8,19 +8,24 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // maxEvent bounds one SSE event from an upstream.
 const maxEvent = 8 << 20
 
-// relayStream relays an upstream SSE stream chunk by chunk, never
-// buffering it whole. The first chunk is held until the stream's identity
-// (request-id echo, model, replay of its id) is checked, so a wrong
-// stream is refused before a byte reaches the client. Every later chunk
-// is checked before it is written; a violation ends the stream with one
-// error event and no [DONE]. The end of the stream is released only after
-// the transaction is durably recorded.
+// relayStream relays an upstream SSE stream event by event, never
+// buffering it whole. The stream is read as the SSE specification reads
+// it (sse.Reader: CR, LF and CRLF line ends), which is how the clients
+// read it, and the client receives only the events custody read,
+// re-framed canonically (Event.Out, or the bridge's translation): the
+// upstream's comments, id, retry and unknown fields, and its bytes as
+// such, never reach the client. The first event is held until the
+// stream's identity (request-id echo, model, replay of its id) is
+// checked, so a wrong stream is refused before a byte reaches the
+// client. Every later event is checked before it is written; a violation
+// ends the stream with one error event and no terminal event. The end of
+// the stream is released only after the transaction is durably recorded.
 func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, rt route, resp *http.Response) error {
 	tx := x.tx
 	rc := http.NewResponseController(x.w)
@@ -32,7 +37,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	if tx.Rejected() {
 		return firstFailure(tx)
 	}
-	sr := openai.NewSSEReader(resp.Body, maxEvent)
+	sr := sse.NewReader(resp.Body, maxEvent)
 	events := x.wire.NewStreamReader()
 	var tb StreamBridge
 	if x.bridge != nil {
@@ -46,7 +51,6 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		end       []byte // what ends the stream, once its terminal event came
 		first     = true
 		readError error
-		size      int64 // bytes of the upstream's events so far
 		maxSize   = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
@@ -56,16 +60,17 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			break
 		}
 		idle.Reset(rt.prov.Timeout)
-		// Keep-alive comments count: they hold the connection as well.
-		if size += int64(len(raw.Raw)); maxSize > 0 && size > maxSize {
+		// Every byte read counts, comments and ignored fields included:
+		// they hold the connection as well.
+		if maxSize > 0 && sr.Read() > maxSize {
 			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "over limits.max_stream_bytes")
 			return custody.Errorf(custody.CodeStreamInconsistent,
 				"provider %s sent a stream longer than limits.max_stream_bytes (%d bytes)", rt.cfg.Provider, maxSize)
 		}
-		if raw.Comment || len(raw.Data) == 0 {
-			continue // upstream keep-alives are not relayed
+		if len(raw.Data) == 0 {
+			continue // no dialect reads an empty event: not relayed
 		}
-		ev, err := events.Read(raw.Data)
+		ev, err := events.Read(raw.Name, raw.Data)
 		if err == nil {
 			err = x.choicesError(ev.Choices)
 		}
@@ -104,6 +109,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 				return firstFailure(tx)
 			}
 		}
+		// The contamination scan reads each event's texts before the
+		// event is relayed.
 		if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) {
 			if scan.feed(ev.Texts) {
 				return firstFailure(tx)
@@ -113,9 +120,11 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if !x.started {
 			x.startStream()
 		}
-		out := raw.Raw
+		// What the client receives is what was checked, canonically
+		// framed: never raw's bytes as they came.
+		out := ev.Out
 		if tb != nil {
-			if out, err = tb.Event(raw.Raw, &ev); err != nil {
+			if out, err = tb.Event(raw.Data, &ev); err != nil {
 				return custody.Wrap(custody.CodeInternal, err, "the stream could not be translated")
 			}
 		} else if ev.UsageOnly && !x.req.IncludeUsage() {
@@ -138,7 +147,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if ctx.Err() != nil {
 			return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s went silent mid-stream", rt.cfg.Provider)
 		}
-		if first || errors.Is(readError, openai.ErrEventTooLarge) {
+		if first || errors.Is(readError, sse.ErrEventTooLarge) {
 			return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
 		}
 	}
@@ -159,6 +168,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return firstFailure(tx)
 		}
 	}
+	// End-of-stream checks: whatever needs the whole stream runs here,
+	// before the verdict is decided and recorded.
 	if x.checkStreamReplay(rt, digest); tx.Rejected() {
 		return firstFailure(tx)
 	}

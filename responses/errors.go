@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 type errorEnvelope struct {
@@ -37,5 +37,5 @@ func ErrorEvent(e *custody.Error, seq int) []byte {
 	if e.Param != "" {
 		o["param"] = e.Param
 	}
-	return openai.AppendEvent(nil, "error", o)
+	return sse.AppendEvent(nil, "error", o)
 }

@@ -195,20 +195,20 @@ func TestFromChat(t *testing.T) {
 	}
 }
 
-type sse struct {
+type sseEvent struct {
 	name string
 	data []byte
 }
 
-func split(t *testing.T, b []byte) []sse {
+func split(t *testing.T, b []byte) []sseEvent {
 	t.Helper()
-	var out []sse
+	var out []sseEvent
 	for _, ev := range bytes.Split(bytes.TrimSpace(b), []byte("\n\n")) {
 		lines := strings.Split(string(ev), "\n")
 		if len(lines) != 2 || !strings.HasPrefix(lines[0], "event: ") || !strings.HasPrefix(lines[1], "data: ") {
 			t.Fatalf("malformed event %q", ev)
 		}
-		e := sse{strings.TrimPrefix(lines[0], "event: "), []byte(strings.TrimPrefix(lines[1], "data: "))}
+		e := sseEvent{strings.TrimPrefix(lines[0], "event: "), []byte(strings.TrimPrefix(lines[1], "data: "))}
 		var typ struct{ Type string }
 		if json.Unmarshal(e.data, &typ) != nil || typ.Type != e.name {
 			t.Fatalf("event %s has data type %q", e.name, typ.Type)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/custody-gateway/custody/internal/jsonw"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/sse"
 )
 
 // StreamTranslator turns the chunks of one chat completion stream into a
@@ -189,7 +190,7 @@ func (t *StreamTranslator) emit(typ string, members map[string]any) {
 	members["type"] = typ
 	members["sequence_number"] = t.seq
 	t.seq++
-	t.out = openai.AppendEvent(t.out, typ, members)
+	t.out = sse.AppendEvent(t.out, typ, members)
 }
 
 // EndFailed closes the stream with response.failed: for an upstream that

@@ -9,8 +9,8 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/anthropic"
-	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/responses"
+	"github.com/custody-gateway/custody/sse"
 	"github.com/custody-gateway/custody/template"
 )
 
@@ -144,11 +144,11 @@ func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, fo
 	if form == FaultErrorAs200Body {
 		// The stream starts, then the upstream's error event.
 		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
-		return [][]byte{append([]byte(nil), first...), openai.AppendEvent(nil, "error",
+		return [][]byte{append([]byte(nil), first...), sse.AppendEvent(nil, "error",
 			json.RawMessage(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))}
 	}
 	return s.translated(c, &tr, groups, chunks, form, tr.EndWithoutStop, func(otherID string) []byte {
-		return openai.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
+		return sse.AppendEvent(nil, "message_start", map[string]any{"type": "message_start",
 			"message": anthropic.MessageBody{ID: anthropic.MessageID(otherID), Type: "message", Role: "assistant",
 				Model: head.Model, Content: []anthropic.OutBlock{}}})
 	}, head)
@@ -278,12 +278,12 @@ func (s *Server) responseEvents(c *call, req *responses.Request, head envelope, 
 	if form == FaultErrorAs200Body {
 		first, _ := tr.Chunk([]byte(`{"id":"` + head.ID + `","model":` + strconv.Quote(head.Model) + `,"choices":[]}`))
 		groups = append(groups, append([]byte(nil), first...))
-		return append(groups, openai.AppendEvent(nil, "error", map[string]any{"type": "error",
+		return append(groups, sse.AppendEvent(nil, "error", map[string]any{"type": "error",
 			"sequence_number": 2, "code": "server_error", "message": "prefill rejected the request"}))
 	}
 	chunks := chatStreamEvents(head, res, false, true, form, u.PromptTokensDetails)
 	return s.translated(c, tr, groups, chunks, form, tr.EndFailed, func(otherID string) []byte {
-		return openai.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
+		return sse.AppendEvent(nil, "response.created", map[string]any{"type": "response.created",
 			"sequence_number": 0, "response": map[string]any{"id": responses.ResponseID(otherID), "object": "response",
 				"model": head.Model, "status": "in_progress", "output": []any{}}})
 	}, head)
