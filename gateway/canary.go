@@ -1,14 +1,10 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"strings"
-	"time"
 
-	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/tokenize"
@@ -28,15 +24,12 @@ type canaryProbe struct {
 var canaryPolicy = config.Policy{Name: "canary", Fallback: "deny", OnContamination: "reject", OnCacheShared: "flag"}
 
 // CanaryRoutes are the gateway's routes as canary targets: each probe runs
-// through custody's own pipeline on exactly that route, recorded in the
-// ledger as canary traffic.
+// through custody's own pipeline on exactly that route (routeClient),
+// recorded in the ledger as canary traffic.
 func (g *Gateway) CanaryRoutes() []canary.Route {
 	var out []canary.Route
-	for i := range g.cfg.Models {
-		m := g.models[g.cfg.Models[i].Name]
-		for _, rt := range m.routes {
-			out = append(out, canary.Route{Model: m.cfg.Name, Index: rt.index, Target: &canaryTarget{g: g, m: m, rt: rt}})
-		}
+	for _, c := range g.routeClients() {
+		out = append(out, canary.Route{Model: c.m.cfg.Name, Index: c.rt.index, Target: &canaryTarget{c}})
 	}
 	return out
 }
@@ -51,13 +44,8 @@ func (g *Gateway) SetCanaries(r *canary.Runner) {
 	}
 }
 
-type canaryTarget struct {
-	g  *Gateway
-	m  *model
-	rt route
-}
+type canaryTarget struct{ routeClient }
 
-func (t *canaryTarget) Name() string              { return t.m.cfg.Name + "/" + t.rt.cfg.Provider }
 func (t *canaryTarget) Capacity() int             { return t.m.capacity }
 func (t *canaryTarget) Counter() tokenize.Counter { return t.m.counter }
 
@@ -86,22 +74,11 @@ func (t *canaryTarget) Chat(ctx context.Context, req canary.ChatRequest) (canary
 	if err != nil {
 		return canary.Result{}, err
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	a, err := t.chat(ctx, body, t.tenant(req.Tenant), "canary")
 	if err != nil {
 		return canary.Result{}, err
 	}
-	r.RemoteAddr = "canary"
-	w := &memoryWriter{header: http.Header{}}
-	start := time.Now()
-	tx := t.g.serve(openaiChat, w, r, &canaryProbe{tenant: t.tenant(req.Tenant), route: t.rt.index})
-	res := canary.Result{Status: w.status, Body: w.body.Bytes()}
-	if !w.first.IsZero() {
-		res.TTFB = w.first.Sub(start)
-	}
-	if tx.Verdict == custody.Rejected {
-		res.Code = string(tx.Code)
-	}
-	return res, nil
+	return canary.Result{Status: a.status, Body: a.body, TTFB: a.ttfb, Code: a.code}, nil
 }
 
 // Direct sends the probe straight to the route's upstream, bypassing
@@ -122,25 +99,3 @@ func (t *canaryTarget) Direct(ctx context.Context, req canary.ChatRequest) (cana
 	}
 	return canary.Result{Status: resp.StatusCode, Body: b}, nil
 }
-
-// memoryWriter is the ResponseWriter of an in-process canary exchange.
-type memoryWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	first  time.Time // when the response began: the status or first byte
-}
-
-func (w *memoryWriter) Header() http.Header { return w.header }
-func (w *memoryWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status, w.first = code, time.Now()
-	}
-}
-func (w *memoryWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status, w.first = http.StatusOK, time.Now()
-	}
-	return w.body.Write(b)
-}
-func (w *memoryWriter) Flush() {}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -28,15 +27,12 @@ const (
 var evalTenant = &config.Tenant{ID: config.EvalPrincipal, Policy: canaryPolicy.Name}
 
 // EvalRoutes are the gateway's routes as eval targets: each case runs
-// through custody's own pipeline on exactly that route, as custody:eval,
-// under the canaries' policy (one route, no fallback).
+// through custody's own pipeline on exactly that route (routeClient), as
+// custody:eval, under the canaries' policy (one route, no fallback).
 func (g *Gateway) EvalRoutes() []eval.Route {
 	var out []eval.Route
-	for i := range g.cfg.Models {
-		m := g.models[g.cfg.Models[i].Name]
-		for _, rt := range m.routes {
-			out = append(out, eval.Route{Model: m.cfg.Name, Index: rt.index, Target: &evalTarget{g: g, m: m, rt: rt}})
-		}
+	for _, c := range g.routeClients() {
+		out = append(out, eval.Route{Model: c.m.cfg.Name, Index: c.rt.index, Target: &evalTarget{c}})
 	}
 	return out
 }
@@ -78,13 +74,7 @@ func (g *Gateway) quarantineError(p *config.Policy, model string, rt route) erro
 	return custody.Errorf(custody.CodeRouteQuarantined, "route %s of model %s is quarantined by its canaries", rt.cfg.Provider, model)
 }
 
-type evalTarget struct {
-	g  *Gateway
-	m  *model
-	rt route
-}
-
-func (t *evalTarget) Name() string { return t.m.cfg.Name + "/" + t.rt.cfg.Provider }
+type evalTarget struct{ routeClient }
 
 // Chat sends the case through custody's checks on this route only.
 func (t *evalTarget) Chat(ctx context.Context, req eval.Request) (eval.Result, error) {
@@ -92,21 +82,11 @@ func (t *evalTarget) Chat(ctx context.Context, req eval.Request) (eval.Result, e
 	if err != nil {
 		return eval.Result{}, err
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	a, err := t.chat(ctx, body, evalTenant, "eval")
 	if err != nil {
 		return eval.Result{}, err
 	}
-	r.RemoteAddr = "eval"
-	w := &memoryWriter{header: http.Header{}}
-	tx := t.g.serve(openaiChat, w, r, &canaryProbe{tenant: evalTenant, route: t.rt.index})
-	if err := ctx.Err(); err != nil && w.status == 0 {
-		return eval.Result{}, err
-	}
-	res := eval.Result{Status: w.status, Body: w.body.Bytes()}
-	if tx.Verdict == custody.Rejected {
-		res.Code = string(tx.Code)
-	}
-	return res, nil
+	return eval.Result{Status: a.status, Body: a.body, Code: a.code}, nil
 }
 
 // RecordEval appends the run's leaf: the suite's digest, the route, the

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/config"
+)
+
+// routeClient is the one way in-process traffic (canary probes, eval
+// cases) reaches a route: a chat completion served by custody's own
+// pipeline on exactly one route of one model, as a synthetic tenant, with
+// no fallback, recorded in the ledger like any transaction.
+type routeClient struct {
+	g  *Gateway
+	m  *model
+	rt route
+}
+
+// routeClients is a client for every route, in config order.
+func (g *Gateway) routeClients() []routeClient {
+	var out []routeClient
+	for i := range g.cfg.Models {
+		m := g.models[g.cfg.Models[i].Name]
+		for _, rt := range m.routes {
+			out = append(out, routeClient{g: g, m: m, rt: rt})
+		}
+	}
+	return out
+}
+
+// Name is the route's label, "model/provider".
+func (c routeClient) Name() string { return c.m.cfg.Name + "/" + c.rt.cfg.Provider }
+
+// answer is what an in-process exchange returned.
+type answer struct {
+	status int
+	body   []byte
+	ttfb   time.Duration // until the status or first byte
+	code   string        // custody's code when it rejected the answer, else ""
+}
+
+// chat serves body (a chat completion request) as tenant on c's route;
+// remote names the caller in the request's RemoteAddr (the logs). A
+// context that ended before any answer is an error; a custody rejection
+// is an answer with its code.
+func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenant, remote string) (answer, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	r.RemoteAddr = remote
+	w := &memoryWriter{header: http.Header{}}
+	start := time.Now()
+	tx := c.g.serve(openaiChat, w, r, &canaryProbe{tenant: tenant, route: c.rt.index})
+	if err := ctx.Err(); err != nil && w.status == 0 {
+		return answer{}, err
+	}
+	a := answer{status: w.status, body: w.body.Bytes()}
+	if !w.first.IsZero() {
+		a.ttfb = w.first.Sub(start)
+	}
+	if tx.Verdict == custody.Rejected {
+		a.code = string(tx.Code)
+	}
+	return a, nil
+}
+
+// memoryWriter is the ResponseWriter of an in-process exchange.
+type memoryWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	first  time.Time // when the response began: the status or first byte
+}
+
+func (w *memoryWriter) Header() http.Header { return w.header }
+func (w *memoryWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status, w.first = code, time.Now()
+	}
+}
+func (w *memoryWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status, w.first = http.StatusOK, time.Now()
+	}
+	return w.body.Write(b)
+}
+func (w *memoryWriter) Flush() {}
