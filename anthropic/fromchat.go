@@ -32,20 +32,33 @@ func notTranslatable(format string, args ...any) error {
 // call (arguments parsed into input) as content blocks in order, the
 // stop_reason of its finish_reason, usage with the cached prefix moved
 // out of input_tokens into cache_read_input_tokens.
+//
+// It reads body as custody's chat checks read it (openai.ParseResponse:
+// exact member names, no duplicates), never with encoding/json's
+// case-insensitive matching: a "Name" beside "name" cannot be one tool to
+// the checks and another to the client.
 func FromChat(body []byte) ([]byte, error) {
-	c, finish, why := openai.ReadChatAnswer(body)
+	c, err := openai.ParseResponse(body)
+	if err != nil {
+		return nil, notTranslatable("not a chat completion")
+	}
+	return FromChatResponse(c)
+}
+
+// FromChatResponse is FromChat of the chat completion the checks decoded.
+func FromChatResponse(c *openai.Response) ([]byte, error) {
+	ch, why := openai.OneAnswer(c)
 	if why != "" {
 		return nil, notTranslatable("%s", why)
 	}
-	ch := c.Choices[0]
-	stop := StopReasonOf(finish)
+	stop := StopReasonOf(ch.FinishReason)
 	if stop == "" {
-		return nil, notTranslatable("finish_reason %q", finish)
+		return nil, notTranslatable("finish_reason %q", ch.FinishReason)
 	}
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
 		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c.Usage)}
-	if t := ch.Message.Content; t != nil && *t != "" {
-		m.Content = append(m.Content, OutBlock{Type: "text", Text: t})
+	if t := ch.Message.Content; t != "" {
+		m.Content = append(m.Content, OutBlock{Type: "text", Text: &t})
 	}
 	for i, tc := range ch.Message.ToolCalls {
 		input, err := toolInput(tc.Function.Arguments)

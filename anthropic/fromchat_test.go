@@ -59,6 +59,12 @@ func TestFromChat(t *testing.T) {
 		`{"id":"c","model":"m","choices":[{"message":{"content":"x"},"finish_reason":"abort"}]}`,
 		`{"id":"c","model":"m","choices":[{"message":{"tool_calls":[{"id":"x","function":{"name":"f","arguments":"[1"}}]},"finish_reason":"tool_calls"}]}`,
 		`not json`,
+		// One reading of the wire (issue 27): a case variant is not "f"
+		// to the checks and "EVIL" to the client; it is refused.
+		`{"id":"c","model":"m","choices":[{"message":{"tool_calls":[{"id":"x","type":"function","function":{"name":"f","Name":"EVIL","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+		`{"id":"c","model":"m","choices":[{"message":{"Content":"EVIL","content":"ok"},"finish_reason":"stop"}]}`,
+		`{"id":"c","model":"m","choices":[{"message":{"content":"x"},"finish_reason":"tool_calls"}]}`,
+		`{"id":"c","model":"m","choices":[{"message":{"content":"x"},"finish_reason":"stop"},{"message":{"content":"y"},"finish_reason":"stop"}]}`,
 	} {
 		if _, err := FromChat([]byte(bad)); custody.CodeOf(err) != custody.CodeUpstreamErrorAsSuccess {
 			t.Errorf("FromChat(%s) = %v, want upstream_error_as_success", bad, err)

@@ -71,7 +71,7 @@ func FuzzStream(f *testing.F) {
 			if r, err := ParseResponse(line); err == nil {
 				_ = r.Failure()
 			}
-			_, _ = FromChat(line)
+			fromChatReadsTheChecks(t, line)
 		}
 		_ = v.End()
 		_, _ = tr.End()
@@ -115,4 +115,41 @@ func FuzzStreamDelta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fromChatReadsTheChecks: a chat answer FromChat translates says what
+// custody's checks read in it (openai.ParseResponse), tool by tool and
+// text for text; there is no second, looser reading.
+func fromChatReadsTheChecks(t *testing.T, chat []byte) {
+	out, err := FromChat(chat)
+	if err != nil {
+		return
+	}
+	c, err := openai.ParseResponse(chat)
+	if err != nil {
+		t.Fatalf("FromChat translated what the checks refuse (%v): %s", err, chat)
+	}
+	var m MessageBody
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var names []string
+	for _, b := range m.Content {
+		if b.Text != nil {
+			text += *b.Text
+		}
+		if b.Type == "tool_use" {
+			names = append(names, b.Name)
+		}
+	}
+	want := c.Choices[0].Message
+	if text != want.Content || len(names) != len(want.ToolCalls) {
+		t.Fatalf("FromChat says %q %v, the checks read %q %d calls: %s", text, names, want.Content, len(want.ToolCalls), chat)
+	}
+	for i, tc := range want.ToolCalls {
+		if names[i] != tc.Function.Name {
+			t.Fatalf("tool %d: FromChat says %q, the checks read %q", i, names[i], tc.Function.Name)
+		}
+	}
 }

@@ -73,7 +73,7 @@ func (x *exchange) speak(rt route) error {
 		x.wreq = x.req
 		return nil
 	}
-	body, err := x.bridge.Request(x.req.Body())
+	body, err := x.bridge.Request(x.req)
 	if err == nil {
 		x.wreq, err = x.wire.ParseRequest(body)
 	}

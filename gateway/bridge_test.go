@@ -88,8 +88,8 @@ func textToChat(body []byte) ([]byte, error) {
 
 type textBridge struct{}
 
-func (textBridge) Request(body []byte) ([]byte, error) { return textToChat(body) }
-func (textBridge) Response(wire []byte) ([]byte, error) {
+func (textBridge) Request(req Request) ([]byte, error) { return textToChat(req.Body()) }
+func (textBridge) Response(wire []byte, _ *Reading) ([]byte, error) {
 	r, err := openai.ParseResponse(wire)
 	if err != nil {
 		return nil, err

@@ -249,12 +249,16 @@ type Translator interface {
 
 // Bridge translates one front's exchanges to a wire dialect and back.
 type Bridge interface {
-	// Request translates the client's body to the wire's (not yet
-	// rewritten for a route: the wire's Request does that). Its error's
-	// message is safe to show the client (invalid_request).
-	Request(body []byte) ([]byte, error)
-	// Response translates the wire's checked 200 body to the front's.
-	Response(wire []byte) ([]byte, error)
+	// Request translates the client's request, as the front parsed it,
+	// to the wire's body (not yet rewritten for a route: the wire's
+	// Request does that): the front's parse is the one reading of the
+	// client's bytes. Its error's message is safe to show the client
+	// (invalid_request).
+	Request(req Request) ([]byte, error)
+	// Response translates the wire's checked 200 body to the front's,
+	// reading what the wire's checks read (rd, from its ParseResponse),
+	// so that what the client gets is what was checked.
+	Response(wire []byte, rd *Reading) ([]byte, error)
 	// NewStream translates one stream.
 	NewStream() StreamBridge
 }

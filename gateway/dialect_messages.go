@@ -77,6 +77,20 @@ func (*messagesDialect) Wire(p *config.Provider) (Dialect, Bridge) {
 // messagesRequest is a parsed Messages request.
 type messagesRequest struct {
 	r *anthropic.Request
+	// chat and chatErr are r's translation, made once: the prompt is
+	// counted on it and the bridge sends it.
+	chat       []byte
+	chatErr    error
+	translated bool
+}
+
+// toChat is r.ToChat, once.
+func (q *messagesRequest) toChat() ([]byte, error) {
+	if !q.translated {
+		q.chat, q.chatErr = q.r.ToChat()
+		q.translated = true
+	}
+	return q.chat, q.chatErr
 }
 
 func (q *messagesRequest) Body() []byte       { return q.r.Body }
@@ -86,7 +100,10 @@ func (q *messagesRequest) IncludeUsage() bool { return true } // Messages stream
 
 // Prompt counts the chat the request means (anthropic.CountingChat).
 func (q *messagesRequest) Prompt() (*openai.Prompt, []byte, error) {
-	chat := q.r.CountingChat()
+	chat, err := q.toChat()
+	if err != nil {
+		chat = q.r.CountingChat()
+	}
 	p, err := openai.ParsePrompt(openai.EndpointChat, chat)
 	return p, chat, err
 }
@@ -146,15 +163,16 @@ func (s *messagesStream) End(sawUsage bool) error {
 // messagesBridge translates one Messages exchange to chat and back.
 type messagesBridge struct{}
 
-func (*messagesBridge) Request(body []byte) ([]byte, error) {
-	r, err := anthropic.ParseRequest(body)
-	if err != nil {
-		return nil, err
-	}
-	return r.ToChat()
+func (*messagesBridge) Request(req Request) ([]byte, error) {
+	return req.(*messagesRequest).toChat()
 }
 
-func (*messagesBridge) Response(wire []byte) ([]byte, error) { return anthropic.FromChat(wire) }
+func (*messagesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
+	if rd == nil || rd.Chat == nil {
+		return anthropic.FromChat(wire)
+	}
+	return anthropic.FromChatResponse(rd.Chat)
+}
 
 func (*messagesBridge) NewStream() StreamBridge { return &messagesStreamBridge{} }
 

@@ -151,17 +151,16 @@ type responsesBridge struct {
 	req *responses.Request
 }
 
-func (b *responsesBridge) Request(body []byte) ([]byte, error) {
-	r, err := responses.ParseRequest(body)
-	if err != nil {
-		return nil, err
-	}
-	b.req = r
-	return r.ToChat()
+func (b *responsesBridge) Request(req Request) ([]byte, error) {
+	b.req = req.(*responsesRequest).r
+	return b.req.ToChat()
 }
 
-func (b *responsesBridge) Response(wire []byte) ([]byte, error) {
-	return b.req.FromChat(wire, chatCreated(wire))
+func (b *responsesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
+	if rd == nil || rd.Chat == nil {
+		return b.req.FromChat(wire, chatCreated(wire))
+	}
+	return b.req.FromChatResponse(rd.Chat, rd.Chat.Created)
 }
 
 func (b *responsesBridge) NewStream() StreamBridge { return &responsesStreamBridge{req: b.req} }

@@ -60,7 +60,7 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 		return firstFailure(tx)
 	}
 	if x.bridge != nil {
-		if body, err = x.bridge.Response(body); err != nil {
+		if body, err = x.bridge.Response(body, &r); err != nil {
 			return custody.Wrap(custody.CodeInternal, err, "the answer could not be translated")
 		}
 	}

@@ -1,50 +1,23 @@
 package openai
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
-// ChatCompletion is a chat completion, or one of its stream chunks, as
-// the translators to other dialects (anthropic, responses) read it:
-// content and finish_reason nullable, tool calls with their arguments,
-// the upstream's error.
-type ChatCompletion struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index        int      `json:"index"`
-		FinishReason *string  `json:"finish_reason"`
-		Message      *ChatOut `json:"message"`
-		Delta        *ChatOut `json:"delta"`
-	} `json:"choices"`
-	Usage *Usage          `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// ChatOut is a choice's message or delta.
-type ChatOut struct {
-	Content   *string    `json:"content"`
-	ToolCalls []ToolCall `json:"tool_calls"`
-}
-
-// ReadChatAnswer reads a plain chat completion as the translating fronts
-// take it: JSON, no error body, exactly one choice with a message. finish
-// is that choice's finish_reason ("" when null); why, when not "", says
-// what body is instead, and c is nil.
-func ReadChatAnswer(body []byte) (c *ChatCompletion, finish, why string) {
-	c = new(ChatCompletion)
-	if err := json.Unmarshal(body, c); err != nil {
-		return nil, "", "not a chat completion"
+// OneAnswer is the one choice of a plain chat completion as the
+// translating fronts (anthropic, responses) take it, read from custody's
+// own strict parse (ParseResponse) so that the translation says what the
+// checks read: no error body, exactly one choice, a finish_reason that
+// agrees with the message (tool_calls only with calls). why, when not
+// "", says what the body is instead.
+func OneAnswer(c *Response) (ch *Choice, why string) {
+	if c.Error != nil {
+		return nil, "an error body"
 	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		return nil, "", "an error body"
+	if len(c.Choices) != 1 {
+		return nil, fmt.Sprintf("%d choices", len(c.Choices))
 	}
-	if len(c.Choices) != 1 || c.Choices[0].Message == nil {
-		return nil, "", fmt.Sprintf("%d choices", len(c.Choices))
+	ch = &c.Choices[0]
+	if (ch.FinishReason == "tool_calls" || ch.FinishReason == "function_call") && len(ch.Message.ToolCalls) == 0 {
+		return nil, "finish_reason " + ch.FinishReason + " without a tool call"
 	}
-	if f := c.Choices[0].FinishReason; f != nil {
-		finish = *f
-	}
-	return c, finish, ""
+	return ch, ""
 }

@@ -29,20 +29,32 @@ func notTranslatable(format string, args ...any) error {
 // chat checks) to the Response of r: a message item with the text, a
 // function_call item per tool call, status completed, or incomplete for
 // a length or content_filter finish, usage as Responses counts it.
+//
+// It reads body as custody's chat checks read it (openai.ParseResponse:
+// exact member names, no duplicates), never with encoding/json's
+// case-insensitive matching.
 func (r *Request) FromChat(body []byte, createdAt int64) ([]byte, error) {
-	c, finish, why := openai.ReadChatAnswer(body)
+	c, err := openai.ParseResponse(body)
+	if err != nil {
+		return nil, notTranslatable("not a chat completion")
+	}
+	return r.FromChatResponse(c, createdAt)
+}
+
+// FromChatResponse is FromChat of the chat completion the checks decoded.
+func (r *Request) FromChatResponse(c *openai.Response, createdAt int64) ([]byte, error) {
+	ch, why := openai.OneAnswer(c)
 	if why != "" {
 		return nil, notTranslatable("%s", why)
 	}
-	ch := c.Choices[0]
-	status, details := statusOf(finish)
+	status, details := statusOf(ch.FinishReason)
 	if status == "" {
-		return nil, notTranslatable("finish_reason %q", finish)
+		return nil, notTranslatable("finish_reason %q", ch.FinishReason)
 	}
 	o := r.object(ResponseID(c.ID), c.Model, createdAt)
 	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(c.Usage)
-	if t := ch.Message.Content; t != nil && *t != "" {
-		o.Output = append(o.Output, messageItem(c.ID, *t, StatusCompleted))
+	if t := ch.Message.Content; t != "" {
+		o.Output = append(o.Output, messageItem(c.ID, t, StatusCompleted))
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		args := tc.Function.Arguments
