@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/sse"
 )
 
