@@ -193,7 +193,9 @@ func TestStaleRunCannotPass(t *testing.T) {
 	}
 }
 
-// TestRate: cases are spaced by 1/rate.
+// TestRate: cases are spaced by 1/rate. The assertion is a lower bound,
+// which load cannot break: the third case cannot start before 200ms on
+// the monotonic clock, however late the machine runs it.
 func TestRate(t *testing.T) {
 	tg := &fakeTarget{name: "m/p"}
 	tg.set("m", echo)
@@ -361,6 +363,8 @@ func TestRetryAfterFailure(t *testing.T) {
 	if len(triggers) != 4 || triggers[0] != TriggerStart || triggers[1] != TriggerRetry || triggers[3] != TriggerRetry {
 		t.Fatalf("runs: %v", triggers)
 	}
+	// Lower bounds only, which load cannot break: OnRun is called before
+	// the retry is armed, and a timer never fires early.
 	if first, second := times[1].Sub(times[0]), times[2].Sub(times[1]); first < 20*time.Millisecond || second < 40*time.Millisecond {
 		t.Errorf("retries after %s and %s, want at least 20ms and 40ms", first, second)
 	}
