@@ -110,7 +110,17 @@ func TestPathChangeTriggersConfiguredCanariesOnly(t *testing.T) {
 			}
 			h.gw.SetCanaries(runner)
 			h.do("POST", "/v1/chat/completions", "sk-acme", chat("big", "hi", false), "Custody-Use-Case", "summaries")
-			time.Sleep(100 * time.Millisecond) // the trigger is asynchronous
+			// The trigger is asynchronous: where it should run, wait
+			// for its report; where it should not, give it the time it
+			// would take (a wait that can only make this pass late,
+			// never fail falsely).
+			if tc.probes {
+				for deadline := time.Now().Add(60 * time.Second); len(runner.Last()) == 0 && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+				}
+			} else {
+				time.Sleep(100 * time.Millisecond)
+			}
 			runner.Wait()
 			if got := len(runner.Last()) > 0; got != tc.probes {
 				t.Fatalf("canaries ran = %v, want %v", got, tc.probes)

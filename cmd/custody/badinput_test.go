@@ -57,6 +57,7 @@ func rawRequest(t *testing.T, addr string, parts []string, pause time.Duration) 
 // gets a clear 4xx (or a closed connection), never a hang or a 5xx, and
 // that the server serves normally afterwards.
 func TestBadInput(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, edgeConfig))
 	url := s.URL + "/v1/chat/completions"

@@ -11,6 +11,7 @@ import (
 // needle row as skipped, with its reason, and exits 0 when the others
 // pass; `custody serve` warns about it at start, naming probe and route.
 func TestCanarySkippedProbes(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, `
 tenants: [{id: acme, api_keys: [sk-acme]}]

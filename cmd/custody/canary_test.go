@@ -26,6 +26,7 @@ models:
 // lies about its name after enrollment is caught by identity; an upstream
 // that answers an oversize prompt with 200 is caught by oversize.
 func TestCanaryCommand(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	honest := writeConfig(t, dir, canaryConfig("", "echo, needle, secret, identity, oversize"))
 	code, out, errOut := runCmd(t, dir, "canary", "--config", honest)

@@ -12,6 +12,7 @@ import (
 // not salt (cache_isolation: off) fail with cache_shared; a provider
 // whose cache custody disables leaves the probe blind (inconclusive).
 func TestCanaryCacheProbeThroughTheBinary(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("64 requests of a few hundred tokens per case")
 	}

@@ -11,6 +11,7 @@ import (
 // that every transaction a client saw succeed is in the log and the index,
 // and that the log audits clean.
 func TestCrashLosesNoAcknowledgedTransaction(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("crash test runs the load for seconds")
 	}

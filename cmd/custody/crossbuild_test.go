@@ -18,6 +18,7 @@ import (
 // machine. The compiled packages stay in the build cache, so a second run
 // costs seconds.
 func TestCrossBuild(t *testing.T) {
+	t.Parallel() // compiles while the integration tests wait on sockets
 	if testing.Short() {
 		t.Skip("cross-compiling takes a while; skipped with -short")
 	}

@@ -56,6 +56,7 @@ func templatedUpstream(t *testing.T, model string) string {
 // right (exit 0) and wrong in each way it checks (exit 1, naming the
 // fix), and against an upstream that counts with another template.
 func TestDoctor(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	closed := ln.Addr().String()
 	ln.Close()

@@ -112,6 +112,7 @@ func routeEval(t *testing.T, s *server, route string) (passed bool, last map[str
 // ledger and on the timeline; custody eval exits 0 on the honest upstream
 // and 1 on the drifted one.
 func TestEvalSuiteFollowsThePath(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	honest := startSim(t, "--model", "sim-1-0827")
 	drifted := startSim(t, "--model", "sim-1-0827", "--fault", "snapshot-drift")
 	up := newSwitchable(t, honest)
@@ -305,6 +306,7 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 // check sees); usage errors exit 2; a bad suite file refuses serve at
 // start, naming its key, file and line.
 func TestEvalCommand(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "support.jsonl")
 	if err := os.WriteFile(suite, []byte(evalSuite), 0o600); err != nil {
@@ -361,6 +363,7 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: up}]}]
 // across the reload without a gap; a reload with a bad suite line is
 // refused and the old config stays.
 func TestEvalReload(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "support.jsonl")
 	if err := os.WriteFile(suite, []byte(evalSuite), 0o600); err != nil {

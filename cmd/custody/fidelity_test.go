@@ -106,6 +106,7 @@ func (u *fixtureUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 400 is refused every time; a request the template refuses is refused
 // by custody and never forwarded.
 func TestRealEngineFidelity(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	up := &fixtureUpstream{counts: map[string]int{}, start: time.Now().Unix()}
 	type job struct {
 		model string

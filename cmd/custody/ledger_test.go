@@ -49,6 +49,7 @@ func fetchReceipt(t *testing.T, s *server, key, id string) string {
 }
 
 func TestReceiptsVerifyAgainstTheLog(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
 	write := func(name, content string) string {

@@ -39,6 +39,7 @@ func procCPU(t *testing.T, pid int) (ticks int, hwmKB, rssKB int) {
 // under 100 MB more memory: it is counted only until it passes capacity,
 // in bounded pieces.
 func TestLongWordIsDecidedCheaply(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir)
 	r := rand.New(rand.NewPCG(3, 4))

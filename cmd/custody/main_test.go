@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,15 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The integration tests mostly wait: on sockets, on the binary's
+	// timers, on child processes. Unless -parallel was given, four of the
+	// parallel ones run at once, not GOMAXPROCS (two on a small machine).
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "custody-bin-")
 	if err != nil {
 		panic(err)

@@ -132,6 +132,7 @@ func dialectOutcome(status int, body string) string {
 
 // TestDialectDetectionMatrix: the matrix for both fronts on every path.
 func TestDialectDetectionMatrix(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("starts one simulator process per fault")
 	}

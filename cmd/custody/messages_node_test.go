@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -32,6 +33,9 @@ func nodeSDKs(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tests that use the SDKs run in parallel: one installs them.
+	nodeSDKsMu.Lock()
+	defer nodeSDKsMu.Unlock()
 	name := strings.NewReplacer("@", "", "/", "-").Replace("node-sdks-" + anthropicNodeSDK + "-" + openaiNodeSDK)
 	dir := filepath.Join(cache, "custody-npm", name)
 	modules := filepath.Join(dir, "node_modules")
@@ -51,6 +55,8 @@ func nodeSDKs(t *testing.T) string {
 	return modules
 }
 
+var nodeSDKsMu sync.Mutex
+
 // runNode runs one of testdata/sdk's scripts against custody at url.
 func runNode(t *testing.T, script, url string, models ...string) {
 	t.Helper()
@@ -68,6 +74,7 @@ func runNode(t *testing.T, script, url string, models ...string) {
 // binary, translated and passed through: create, stream, a tool call and
 // its tool_result, count_tokens, an error.
 func TestMessagesNodeSDK(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	runNode(t, "messages.cjs", s.URL, "translated", "messages")
 }
@@ -77,6 +84,7 @@ func TestMessagesNodeSDK(t *testing.T) {
 // streamed, a function call and its output, a refused
 // previous_response_id.
 func TestResponsesNodeSDK(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	runNode(t, "responses.cjs", s.URL, "translated", "responses")
 }

@@ -143,6 +143,7 @@ func receiptLeaf(t *testing.T, receipt string) leafView {
 // tool_result round trip. Then the fallback chain, the receipt's
 // endpoint, and strict members on the Messages front.
 func TestMessagesTranslationParity(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	tools := `[{"name":"get_weather","description":"Weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}}}}]`
 	user := `{"role":"user","content":"What is the weather in Paris today?"}`

@@ -64,6 +64,7 @@ func verified(t *testing.T, what string, h http.Header) {
 // the real binary, translated to chat and passed through: create, stream,
 // a tool call and its tool_result round trip, count_tokens.
 func TestMessagesGoSDK(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	c := anthropic.NewClient(option.WithBaseURL(s.URL), option.WithAPIKey("sk-acme"), option.WithMaxRetries(0))
 	ctx := context.Background()

@@ -52,6 +52,7 @@ const (
 // gateway serves at /v1/custody/openapi.json. Every documented path must
 // be called.
 func TestAdminAPIMatchesOpenAPI(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	smoke, picky := filepath.Join(dir, "smoke.jsonl"), filepath.Join(dir, "picky.jsonl")
 	os.WriteFile(smoke, []byte(smokeSuite), 0o600)

@@ -16,6 +16,7 @@ import (
 // and names the fix. Once the first is gone, its registration is stale
 // and the second may take the origin over.
 func TestCopiedReplicaConfigRefused(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dsn := postgresDSN(t)
 	simURL := startSim(t, "--model", "sim-1")
 	dir := t.TempDir()

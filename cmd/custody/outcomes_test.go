@@ -111,6 +111,7 @@ type answer struct {
 // input may cause (TestUsageHelp and the fuzzers look for those), so only
 // its row is checked.
 func TestEveryOutcome(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("starts two gateways and drives every code")
 	}

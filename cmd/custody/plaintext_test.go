@@ -13,6 +13,7 @@ import (
 // byte of any prompt or response is anywhere under the data dir, nor in
 // the gateway's logs.
 func TestNoPlaintextAtRest(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
 	const marker = "zebracorn-PLAINTEXT-7f3a"

@@ -25,6 +25,7 @@ models:
 // only, OpenAI-shaped refusals to everyone else, and nothing at all when
 // it is off (the default).
 func TestPProfBehindAdminKey(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, pprofConfig))
 	for _, c := range []struct {
@@ -65,6 +66,7 @@ var (
 // TestLedgerFsyncsMetric: every acknowledged transaction was made durable
 // by a journal group commit, and /metrics counts them and their times.
 func TestLedgerFsyncsMetric(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, pprofConfig))
 	metric := func(body string, re *regexp.Regexp) int {

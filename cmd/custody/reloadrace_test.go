@@ -33,6 +33,7 @@ models:
 // with GOFLAGS=-race, the binary is built with the race detector and the
 // test fails on any race it reports (server.stop).
 func TestReloadUnderTraffic(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	path := writeConfig(t, dir, reloadConfig)
 	s := startServe(t, dir, "--config", path)

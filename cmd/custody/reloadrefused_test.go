@@ -21,6 +21,7 @@ import (
 // health frozen, while the new one probed through a gateway nobody
 // served; the old eval runner was stopped, and the webhooks swapped.)
 func TestRefusedReloadKeepsRunners(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	for _, tc := range []struct {
 		name  string
 		spoil func(t *testing.T, suite, data string)

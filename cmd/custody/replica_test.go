@@ -59,6 +59,7 @@ models:
 // a response delivered through one is refused as a replay through the
 // other, and killing one under load loses no acknowledged transaction.
 func TestReplicasShareOnePostgres(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dsn := postgresDSN(t)
 	simURL := startSim(t, "--fault", "duplicate-id", "--model", "sim-1")
 	dir := t.TempDir()

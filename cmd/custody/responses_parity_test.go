@@ -55,6 +55,7 @@ func (o responseObject) view() responseView {
 // model behind both): output items, status, usage and the sequence of
 // stream events, for text, instructions, a function call and its output.
 func TestResponsesTranslationParity(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	tools := `[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]`
 	for _, tc := range []struct{ name, members string }{

@@ -583,6 +583,7 @@ func TestScanEveryTextField(t *testing.T) {
 // same tenant, is caught every time (the detector learnt its "stock
 // phrases" from the answer it had just refused: the third try passed).
 func TestScanRetriedLeak(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	tp, s := startScan(t, "")
 	leakSecret(t, s, tp, 1)
 	for try := 1; try <= 4; try++ {

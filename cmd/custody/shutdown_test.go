@@ -20,6 +20,7 @@ import (
 // requests in flight, flushes the ledger and exits 0; what it answered is
 // in the log after a restart.
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, `
 admin_keys: [adm-test]
@@ -64,6 +65,7 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: slow}]}]
 // for a checkpoint; they are durable, and the next start, here without
 // witnesses, publishes them.
 func TestShutdownWithoutQuorum(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	const origin = "quorum.custody.test/log"
 	skey, _, err := note.GenerateKey(rand.Reader, origin)

@@ -68,6 +68,7 @@ func soakBody(r *rand.Rand, i int64, n int, stream bool) string {
 // at a time, through the real binary with default checks (contamination
 // included, from the first request) and per-tenant prompt-cache salts.
 func TestCleanSoak(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("soak")
 	}

@@ -22,6 +22,7 @@ import (
 // completion open their receipts' commitments, verified with package
 // verify against the gateway's log.
 func TestCaptureTransportWithSDK(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
 	var mu sync.Mutex

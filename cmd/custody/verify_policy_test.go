@@ -29,6 +29,7 @@ policies:
 // new leaf, `custody verify` prints that policy as it was then, and
 // `custody audit` checks the chain.
 func TestConfigLeavesNameTheRules(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	path := writeConfig(t, dir, policyConfig)
 	s := startServe(t, dir, "--config", path)

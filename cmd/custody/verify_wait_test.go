@@ -15,6 +15,7 @@ import (
 // and the integration (batch age, tiles, a checkpoint) within --wait 2s
 // though the machine is loaded (at 1s it once took longer than 2s).
 func TestVerifyRightAfterResponse(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants+"ledger: {batch_max_age: 700ms}\n"))
 	reqBody := `{"model":"sim-1","messages":[{"role":"user","content":"verify me now"}]}`

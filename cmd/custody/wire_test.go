@@ -55,6 +55,7 @@ func rawStream(t *testing.T, url, key, body string) (*http.Response, []string) {
 // and verdict comments before [DONE]; headers say pending, trailers the
 // verdict.
 func TestWireStreamTickingCreated(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, wireConfig("slow=token_delay: 300ms")))
 	body := `{"model":"m-slow","stream":true,"max_tokens":6,"messages":[{"role":"user","content":"count the ships in the harbour"}]}`
@@ -186,6 +187,7 @@ func TestWireStrictMembers(t *testing.T) {
 // another input are a replay. The response-swap simulator serves each
 // request the previous response of its kind.
 func TestWireEmbeddingsTwoTenantsAcrossReplicas(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dsn := postgresDSN(t)
 	simURL := startSim(t, "--fault", "response-swap", "--model", "sim-1")
 	dir := t.TempDir()

@@ -177,6 +177,7 @@ func cosigners(cp string, ws []*liteWitness) []string {
 // publishing (and /readyz says why) while requests are still served and
 // recorded, and publishing resumes when a witness is back.
 func TestWitnessCosigning(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("builds and runs litewitness; skipped with -short")
 	}
