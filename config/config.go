@@ -126,6 +126,17 @@ type Limits struct {
 	// with one stream_inconsistent error event and no [DONE]. Zero means
 	// 64 MiB.
 	MaxStreamBytes int64 `yaml:"max_stream_bytes"`
+	// StreamIdle bounds the time an upstream stream may go without an
+	// event that carries something: keep-alive comments, ignored fields
+	// and Anthropic ping events do not count, so an upstream cannot hold
+	// a stream open with them. Past it the stream ends with one
+	// upstream_timeout error event. Zero means the provider's timeout;
+	// a provider's shorter timeout wins.
+	StreamIdle time.Duration `yaml:"stream_idle"`
+	// StreamMaxDuration bounds the whole of one upstream stream, however
+	// busy. Past it the stream ends with one upstream_timeout error
+	// event. Zero means 30m.
+	StreamMaxDuration time.Duration `yaml:"stream_max_duration"`
 	// AuthFailuresPerMinute is how many wrong admin keys one client IP may
 	// present a minute, at the admin endpoints and the console login
 	// together; past it every attempt from that IP gets 429 with

@@ -69,6 +69,9 @@ func (c *Config) applyDefaults() {
 	if c.Limits.MaxStreamBytes == 0 {
 		c.Limits.MaxStreamBytes = 64 << 20
 	}
+	if c.Limits.StreamMaxDuration == 0 {
+		c.Limits.StreamMaxDuration = 30 * time.Minute
+	}
 	if c.Limits.AuthFailuresPerMinute == 0 {
 		c.Limits.AuthFailuresPerMinute = 10
 	}
@@ -216,6 +219,12 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Limits.MaxStreamBytes < 0 {
 		bad("limits.max_stream_bytes", "must not be negative")
+	}
+	if c.Limits.StreamIdle < 0 {
+		bad("limits.stream_idle", "must not be negative")
+	}
+	if c.Limits.StreamMaxDuration < 0 {
+		bad("limits.stream_max_duration", "must not be negative")
 	}
 
 	policies := map[string]bool{}

@@ -224,6 +224,9 @@ type Event struct {
 	Terminal bool
 	// End is what the client receives in place of a terminal event.
 	End []byte
+	// KeepAlive marks an event that only holds the connection open
+	// (Anthropic's ping): it does not reset the stream's idle limit.
+	KeepAlive bool
 	// UsageOnly marks an event that carries nothing but usage, which
 	// custody asked for: relayed only if the client asked too.
 	UsageOnly bool

@@ -138,6 +138,8 @@ func (s *messagesStream) Read(name, data []byte) (Event, error) {
 	s.out = sse.AppendNamed(s.out[:0], typ, data)
 	ev.Out = s.out
 	switch typ {
+	case "ping":
+		ev.KeepAlive = true
 	case "message_start":
 		ev.ID, ev.Model = s.v.ID, s.v.Model
 	case "message_delta":

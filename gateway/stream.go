@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/custody-gateway/custody"
@@ -29,9 +30,20 @@ const maxEvent = 8 << 20
 func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, rt route, resp *http.Response) error {
 	tx := x.tx
 	rc := http.NewResponseController(x.w)
-	// The provider's timeout bounds each gap between chunks.
-	idle := time.AfterFunc(rt.prov.Timeout, cancel)
+	// The provider's timeout (or limits.stream_idle, if shorter) bounds
+	// each gap between events that carry something; keep-alives do not
+	// reset it. limits.stream_max_duration bounds the whole stream.
+	idleFor := rt.prov.Timeout
+	if l := x.g.cfg.Limits.StreamIdle; l > 0 && (idleFor <= 0 || l < idleFor) {
+		idleFor = l
+	}
+	idle := time.AfterFunc(idleFor, cancel)
 	defer idle.Stop()
+	var tooLong atomic.Bool
+	if l := x.g.cfg.Limits.StreamMaxDuration; l > 0 {
+		whole := time.AfterFunc(l, func() { tooLong.Store(true); cancel() })
+		defer whole.Stop()
+	}
 
 	x.checkEcho(rt, resp)
 	if tx.Rejected() {
@@ -59,7 +71,6 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			readError = err
 			break
 		}
-		idle.Reset(rt.prov.Timeout)
 		// Every byte read counts, comments and ignored fields included:
 		// they hold the connection as well.
 		if maxSize > 0 && sr.Read() > maxSize {
@@ -71,6 +82,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			continue // no dialect reads an empty event: not relayed
 		}
 		ev, err := events.Read(raw.Name, raw.Data)
+		if !ev.KeepAlive {
+			idle.Reset(idleFor)
+		}
 		if err == nil {
 			err = x.choicesError(ev.Choices)
 		}
@@ -145,6 +159,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return x.clientGone(x.r.Context().Err())
 		}
 		if ctx.Err() != nil {
+			if tooLong.Load() {
+				return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s's stream outlasted limits.stream_max_duration", rt.cfg.Provider)
+			}
 			return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s went silent mid-stream", rt.cfg.Provider)
 		}
 		if first || errors.Is(readError, sse.ErrEventTooLarge) {
