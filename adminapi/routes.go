@@ -7,6 +7,7 @@ const (
 	PathEvents    = "/v1/custody/events"
 	PathStats     = "/v1/custody/stats"
 	PathBreakdown = "/v1/custody/breakdown"
+	PathContract  = "/v1/custody/contract"
 	PathLogStatus = "/v1/custody/log"
 	PathCanaries  = "/v1/custody/canaries"
 	PathReenroll  = "/v1/custody/canaries/reenroll"
@@ -51,6 +52,7 @@ var endpoints = []Endpoint{
 	{"GET", PathEvents, AuthAdmin, true, true, (*API).events},
 	{"GET", PathStats, AuthAdmin, true, true, (*API).stats},
 	{"GET", PathBreakdown, AuthAdmin, true, true, (*API).breakdown},
+	{"GET", PathContract, AuthAdmin, true, true, (*API).contract},
 	{"GET", PathLogStatus, AuthAdmin, true, true, (*API).logStatus},
 	{"GET", PathCanaries, AuthAdmin, true, true, (*API).canaryStatus},
 	{"POST", PathReenroll, AuthAdmin, false, true, (*API).reenroll},

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The contract faults of the simulator, each caught with its code in
@@ -114,7 +116,7 @@ func contractRequest(d, model, prompt string, stream bool, a contractAsk) (strin
 
 func contractConfig() string {
 	var b strings.Builder
-	b.WriteString("canaries: {ignore_path_changes: true}\ntenants:\n  - {id: acme, api_keys: [sk-acme]}\nproviders:\n")
+	b.WriteString("admin_keys: [adm-test]\ncanaries: {ignore_path_changes: true}\ntenants:\n  - {id: acme, api_keys: [sk-acme]}\nproviders:\n")
 	names := []string{"clean"}
 	for _, c := range contractMatrix {
 		names = append(names, c.fault)
@@ -146,6 +148,68 @@ func verdictOf(hdrVerdict, hdrChecks, body string) (string, string) {
 }
 
 func TestContractMatrix(t *testing.T) {
+	s := testContractMatrix(t)
+	// Per route (after the matrix, whose requests it counts): the clean
+	// simulator's answers all passed; each faulty one's broke its clause,
+	// counted under its code.
+	{
+		want := 0
+		for _, c := range contractMatrix {
+			n := 2 * len(allDialects)
+			if c.dialects != nil {
+				n = 2 * len(c.dialects)
+			}
+			want += n
+		}
+		var rates struct {
+			Data []struct {
+				Route    string         `json:"route"`
+				Checked  int            `json:"checked"`
+				Passed   int            `json:"passed"`
+				PassRate float64        `json:"pass_rate"`
+				Broken   map[string]int `json:"broken"`
+			} `json:"data"`
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			resp, body := get(t, s.URL+"/v1/custody/contract", "adm-test")
+			if resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			rates.Data = nil
+			if err := json.Unmarshal([]byte(body), &rates); err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for _, r := range rates.Data {
+				total += r.Checked
+			}
+			if total >= 2*want || time.Now().After(deadline) {
+				break // every request of the matrix is in the index
+			}
+		}
+		byRoute := map[string]int{}
+		for i, r := range rates.Data {
+			byRoute[r.Route] = i
+		}
+		clean := rates.Data[byRoute["m-clean/p-clean"]]
+		if clean.Checked != want || clean.Passed != want || clean.PassRate != 1 {
+			t.Errorf("clean route: %+v, want %d checked and passed", clean, want)
+		}
+		for _, c := range contractMatrix {
+			i, ok := byRoute["m-"+c.fault+"/p-"+c.fault]
+			if !ok {
+				t.Errorf("%s: no rate", c.fault)
+				continue
+			}
+			r := rates.Data[i]
+			if r.Passed != 0 || r.Checked == 0 || r.Broken[c.code] != r.Checked {
+				t.Errorf("%s: %+v, want every answer broken as %s", c.fault, r, c.code)
+			}
+		}
+	}
+}
+
+func testContractMatrix(t *testing.T) *server {
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, contractConfig()))
 	for i, c := range contractMatrix {
@@ -189,4 +253,5 @@ func TestContractMatrix(t *testing.T) {
 			}
 		}
 	}
+	return s
 }

@@ -155,6 +155,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 	for _, by := range []string{"tenant", "code", "route", "model"} {
 		check("GET", "/v1/custody/breakdown?by="+by, "adm-test", "", 200)
 	}
+	check("GET", "/v1/custody/contract", "adm-test", "", 200)
 	check("GET", "/v1/custody/log", "adm-test", "", 200)
 	check("GET", "/v1/custody/canaries", "adm-test", "", 200)
 	check("POST", "/v1/custody/canaries/reenroll", "adm-test", `{"route":"sim-1/up"}`, 200)
