@@ -25,6 +25,9 @@
 // (configleaf.go) record the rules in force, and every transaction leaf
 // names the one it was decided under.
 //
-// Files (salt.go, keys.go, journal.go, fsync_*.go, log.go, logrecovery.go, handler.go,
-// witness.go, configleaf.go) each hold one concept.
+// Files (salt.go, keys.go, journal.go, fsync_*.go, logrecovery.go, handler.go,
+// witness.go, configleaf.go) each hold one concept; the Log itself is
+// log.go (lifecycle: Open, Ready, Close), feed.go (the journal→tessera
+// feeder and resolver), append.go (Append and receipts) and read.go
+// (Receipt, Entries, leaf reads).
 package ledger

@@ -1,0 +1,200 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+
+	"github.com/transparency-dev/tessera"
+	"github.com/transparency-dev/tessera/storage/posix"
+)
+
+type feedBatch struct {
+	first  uint64
+	leaves [][]byte
+}
+
+type feedFuture struct {
+	index  uint64
+	future tessera.IndexFuture
+	// barrier, when set, is closed by the resolver once every future sent
+	// before it is resolved (the future is then nil).
+	barrier chan struct{}
+}
+
+// tlog is one tessera appender on the log directory.
+type tlog struct {
+	app      *tessera.Appender
+	reader   tessera.LogReader
+	ctx      context.Context // the appender's background work; Adds run under it
+	shutdown func(context.Context) error
+	cancel   context.CancelFunc // stops the background work
+}
+
+// startTessera opens a POSIX driver and an appender on the log directory.
+func (l *Log) startTessera(ctx context.Context) (*tlog, error) {
+	drv, err := posix.New(ctx, l.pcfg)
+	if err != nil {
+		return nil, err
+	}
+	tctx, cancel := context.WithCancel(context.Background())
+	app, shutdown, reader, err := tessera.NewAppender(tctx, drv, l.opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &tlog{app: app, reader: reader, ctx: tctx, shutdown: shutdown, cancel: cancel}, nil
+}
+
+// stop shuts the appender down within ctx and stops its background work.
+func (t *tlog) stop(ctx context.Context) error {
+	err := t.shutdown(ctx)
+	t.cancel()
+	return err
+}
+
+// recover integrates the journal records the log lacks, in order, and
+// returns the log's size afterwards and the journal segments on disk.
+func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error) {
+	recs, segs, torn, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
+	if err != nil {
+		return 0, nil, err
+	}
+	if torn != nil {
+		warnTorn(l.cfg.Logger, torn)
+	}
+	var futures []feedFuture
+	for _, r := range recs {
+		if r.index < size {
+			continue // already in the log
+		}
+		if r.index != size+uint64(len(futures)) {
+			return 0, nil, fmt.Errorf("journal: record %d but the log has %d leaves", r.index, size)
+		}
+		futures = append(futures, feedFuture{index: r.index, future: l.tl.app.Add(ctx, tessera.NewEntry(r.leaf))})
+	}
+	for _, f := range futures {
+		if err := checkFuture(f); err != nil {
+			return 0, nil, fmt.Errorf("recovering journal: %w", err)
+		}
+	}
+	return size + uint64(len(futures)), segs, nil
+}
+
+func checkFuture(f feedFuture) error {
+	i, err := f.future()
+	if err != nil {
+		return fmt.Errorf("integrating leaf %d: %w", f.index, err)
+	}
+	if i.Index != f.index {
+		return fmt.Errorf("leaf journaled as %d was sequenced at %d", f.index, i.Index)
+	}
+	return nil
+}
+
+// durable is the journal's callback: the group is on disk, hand it to the
+// feeder. It runs on the syncer goroutine, before the Appends return.
+func (l *Log) durable(first uint64, leaves [][]byte) {
+	l.pmu.Lock()
+	for i, leaf := range leaves {
+		l.pending[first+uint64(i)] = leaf
+	}
+	l.pmu.Unlock()
+	l.feed <- feedBatch{first: first, leaves: leaves}
+}
+
+// feedYield is how many leaves the feeder gives tessera between yields.
+const feedYield = 64
+
+// feedLoop adds durable leaves to tessera in index order, one round at a
+// time: everything journaled since the last round goes to tessera at
+// once, and the next round starts when tessera has integrated it. Under
+// load the rounds grow, so tessera's fixed cost per batch (a dozen fsyncs)
+// is shared by more leaves; feeding leaves as they come instead leaves
+// tessera flushing one small batch per BatchMaxAge and falling behind.
+//
+// next is the first index not yet given to tessera. When a round fails,
+// nothing more goes to that appender (a later batch would land at the
+// failed one's indices): recoverLog replaces it and re-adds every pending
+// leaf, and the feeder skips the ones it re-added.
+func (l *Log) feedLoop(next uint64) {
+	defer close(l.futures)
+	for {
+		b, ok := <-l.feed
+		if !ok {
+			return
+		}
+		round := []feedBatch{b}
+	drain:
+		for {
+			select {
+			case b, ok := <-l.feed:
+				if !ok {
+					break drain
+				}
+				round = append(round, b)
+			default:
+				break drain
+			}
+		}
+		var last feedFuture
+		added := 0
+		for _, b := range round {
+			for i, leaf := range b.leaves {
+				idx := b.first + uint64(i)
+				if idx < next {
+					continue // re-added by recoverLog
+				}
+				last = feedFuture{index: idx, future: l.tl.app.Add(l.tl.ctx, tessera.NewEntry(leaf))}
+				l.futures <- last
+				next = idx + 1
+				// A round of a quarter second's leaves is a millisecond or
+				// more of Adds: with one P, the requests waiting behind it
+				// get their turn every feedYield leaves.
+				if added++; added%feedYield == 0 {
+					runtime.Gosched()
+				}
+			}
+		}
+		if last.future == nil {
+			continue
+		}
+		// Futures are memoized: the resolver gets the same answer. The
+		// last one is at its index only if every batch before it was.
+		if err := checkFuture(last); err != nil {
+			barrier := make(chan struct{})
+			l.futures <- feedFuture{barrier: barrier}
+			<-barrier // the resolver has seen the failure and stopped
+			l.failed.CompareAndSwap(nil, &err)
+			if next, ok = l.recoverLog(); !ok {
+				return
+			}
+		}
+	}
+}
+
+// resolveLoop waits for tessera to integrate each leaf, in order.
+func (l *Log) resolveLoop() {
+	defer close(l.resolved)
+	for f := range l.futures {
+		if f.barrier != nil {
+			close(f.barrier)
+			continue
+		}
+		if l.failed.Load() != nil {
+			continue // the rest of a failed round: recoverLog re-adds it
+		}
+		if err := checkFuture(f); err != nil {
+			l.failed.Store(&err)
+			l.cfg.Logger.Error("the log failed to integrate a journaled leaf: Appends are refused until it recovers, which custody tries every second by itself; "+
+				"the journal holds every acknowledged leaf and recovery integrates them (free disk space if the disk is full)",
+				"index", f.index, "err", err)
+			continue
+		}
+		l.integrated.Store(f.index + 1)
+		l.pmu.Lock()
+		delete(l.pending, f.index)
+		l.pmu.Unlock()
+	}
+}
