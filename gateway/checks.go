@@ -260,6 +260,22 @@ func (x *exchange) upstreamFault(rt route, err error) error {
 	return custody.Errorf(e.Code, "%s", msg)
 }
 
+// identityError is the shape check's refusal of a response whose id,
+// model or system_fingerprint is longer than custody.BoundLimit (256
+// bytes; real ones are under 100). It is the upstream's fault, and the
+// transaction keeps only the string's bounded form (prefix and digest):
+// refused, it is recorded like any other, before a byte of the answer
+// reaches the client.
+func identityError(id, model, fingerprint string) error {
+	for _, f := range [...]struct{ name, v string }{{"id", id}, {"model", model}, {"system_fingerprint", fingerprint}} {
+		if len(f.v) > custody.BoundLimit {
+			return custody.Errorf(custody.CodeUpstreamErrorAsSuccess,
+				"the response's %s is %d bytes, over custody's limit of %d", f.name, len(f.v), custody.BoundLimit)
+		}
+	}
+	return nil
+}
+
 // engineSaid is an upstream's own error message, sanitised, carried to
 // the client beside custody's.
 type engineSaid string

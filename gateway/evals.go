@@ -95,7 +95,7 @@ func (t *evalTarget) Chat(ctx context.Context, req eval.Request) (eval.Result, e
 func (g *Gateway) RecordEval(ctx context.Context, rep eval.Report) (string, error) {
 	now := g.now()
 	tx := &custody.Transaction{ID: custody.NewID(now), Time: now.UTC(), Endpoint: EndpointEval, Tenant: config.EvalPrincipal, Canary: true,
-		RequestedModel: rep.Model, Provider: rep.Path.Provider, ResponseModel: rep.Path.Model, Fingerprint: rep.Path.Fingerprint,
+		RequestedModel: rep.Model, Provider: rep.Path.Provider, ResponseModel: custody.Bound(rep.Path.Model), Fingerprint: custody.Bound(rep.Path.Fingerprint),
 		Route: rep.Index, Policy: "eval", Decision: "failed", Status: http.StatusOK,
 		PromptTokensLocal: -1, PromptTokensReported: rep.PromptTokens, CompletionTokens: rep.CompletionTokens, Duration: rep.Duration}
 	if m := g.models[rep.Model]; m != nil && rep.Index >= 0 && rep.Index < len(m.routes) {

@@ -165,7 +165,7 @@ func (x *exchange) run() error {
 		return invalidRequest(err)
 	}
 	x.req = req
-	tx.RequestedModel, tx.Stream = req.Model(), req.Stream() && x.front.Traits().Streams
+	tx.RequestedModel, tx.Stream = custody.Bound(req.Model()), req.Stream() && x.front.Traits().Streams
 	m, err := g.tenantModel(t, req.Model(), custody.CodeInvalidRequest)
 	if err != nil {
 		return err

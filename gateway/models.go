@@ -23,7 +23,7 @@ func (g *Gateway) tenantModel(t *config.Tenant, name string, code custody.Code) 
 	m, ok := g.models[name]
 	if !ok || !allowed(t, name) {
 		return nil, &custody.Error{Code: code, Param: "model",
-			Message: "the model `" + name + "` does not exist or you do not have access to it"}
+			Message: "the model `" + custody.Bound(name) + "` does not exist or you do not have access to it"}
 	}
 	return m, nil
 }

@@ -34,7 +34,10 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 	if err != nil {
 		return x.upstreamFault(rt, err)
 	}
-	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = r.Model, r.Fingerprint, r.ID
+	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = custody.Bound(r.Model), custody.Bound(r.Fingerprint), custody.Bound(r.ID)
+	if err := identityError(r.ID, r.Model, r.Fingerprint); err != nil && x.g.checks.runs(custody.CheckShape) {
+		return x.upstreamFault(rt, err)
+	}
 	if r.Usage != nil {
 		tx.PromptTokensReported, tx.CompletionTokens = r.Usage.Prompt, r.Usage.Completion
 	}

@@ -24,6 +24,7 @@ const recordTimeout = 10 * time.Second
 // record makes the transaction durable (the response commitment covers
 // what was delivered so far).
 func (x *exchange) record() error {
+	x.tx.Bound() // no upstream or client string can make the leaf too large
 	x.tx.ResponseCommitment = x.respCommit.Sum(nil)
 	x.tx.Duration = x.g.now().Sub(x.tx.Time)
 	// A client that went away does not cancel the record: what the

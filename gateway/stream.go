@@ -116,7 +116,10 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		}
 		if first {
 			first = false
-			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = ev.Model, ev.Fingerprint, ev.ID
+			tx.ResponseModel, tx.Fingerprint, tx.ResponseID = custody.Bound(ev.Model), custody.Bound(ev.Fingerprint), custody.Bound(ev.ID)
+			if err := identityError(ev.ID, ev.Model, ev.Fingerprint); err != nil && x.g.checks.runs(custody.CheckShape) {
+				return x.upstreamFault(rt, err) // nothing was relayed yet
+			}
 			x.checkModel(rt)
 			x.checkReplay(rt, ev.ID, nil)
 			if tx.Rejected() {
