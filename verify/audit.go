@@ -179,7 +179,10 @@ type auditor struct {
 	}
 	prefix     uint64 // check the root at this size against prefixRoot
 	prefixRoot []byte
-	hashes     [layout.EntryBundleWidth * 32]byte // leaf hashes of the current bundle
+	// record: only record the root at prefix in prefixGot (CheckTree).
+	record    bool
+	prefixGot []byte
+	hashes    [layout.EntryBundleWidth * 32]byte // leaf hashes of the current bundle
 	// levels[L] collects the hashes at tree level 8L of tile row L, to be
 	// compared with the stored tile when it fills (L >= 1).
 	levels   [][]byte
@@ -314,6 +317,10 @@ func (a *auditor) checkPrefix() error {
 	root, err := a.rng.GetRootHash(nil)
 	if err != nil {
 		return err
+	}
+	if a.record {
+		a.prefixGot = root
+		return nil
 	}
 	if a.prefix == 0 {
 		return nil
