@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 
 	"github.com/transparency-dev/tessera"
@@ -54,32 +53,25 @@ func (t *tlog) stop(ctx context.Context) error {
 	return err
 }
 
-// recover integrates the journal records the log lacks, in order, and
-// returns the log's size afterwards and the journal segments on disk.
-func (l *Log) recover(ctx context.Context, size uint64) (uint64, []uint64, error) {
-	recs, segs, torn, err := readJournal(filepath.Join(l.cfg.Dir, journalDir))
-	if err != nil {
-		return 0, nil, err
-	}
-	if torn != nil {
-		warnTorn(l.cfg.Logger, torn)
-	}
+// recover integrates the journal records recs (in order) the log lacks,
+// and returns the log's size afterwards.
+func (l *Log) recover(ctx context.Context, size uint64, recs []journalRecord) (uint64, error) {
 	var futures []feedFuture
 	for _, r := range recs {
 		if r.index < size {
 			continue // already in the log
 		}
 		if r.index != size+uint64(len(futures)) {
-			return 0, nil, fmt.Errorf("journal: record %d but the log has %d leaves", r.index, size)
+			return 0, fmt.Errorf("journal: record %d but the log has %d leaves", r.index, size)
 		}
 		futures = append(futures, feedFuture{index: r.index, future: l.tl.app.Add(ctx, tessera.NewEntry(r.leaf))})
 	}
 	for _, f := range futures {
 		if err := checkFuture(f); err != nil {
-			return 0, nil, fmt.Errorf("recovering journal: %w", err)
+			return 0, fmt.Errorf("recovering journal: %w", err)
 		}
 	}
-	return size + uint64(len(futures)), segs, nil
+	return size + uint64(len(futures)), nil
 }
 
 func checkFuture(f feedFuture) error {

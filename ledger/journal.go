@@ -456,6 +456,19 @@ func readJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {
 	return recs, segs, d, nil
 }
 
+// scanJournalForOpen is readJournal without the cut: a torn tail is
+// returned, not cut, so that Open cuts it only once its start checks pass.
+func scanJournalForOpen(dir string) ([]journalRecord, []uint64, *Damage, error) {
+	recs, segs, d, err := scanJournal(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d != nil && !d.Torn {
+		return nil, nil, nil, &CorruptJournalError{*d}
+	}
+	return recs, segs, d, nil
+}
+
 // scanJournal is readJournal without changing anything: it returns the
 // records before the first bad one and describes that one (nil if none).
 func scanJournal(dir string) ([]journalRecord, []uint64, *Damage, error) {

@@ -191,6 +191,22 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before tessera opens the log (it would sign whatever tree is on
+	// disk): the journal, then the stored tree against the checkpoint and
+	// the journal (startcheck.go). A torn tail is cut only once both pass.
+	recs, segs, torn, err := scanJournalForOpen(filepath.Join(cfg.Dir, journalDir))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStored(ctx, logPath, k.verifier, recs); err != nil {
+		return nil, err
+	}
+	if torn != nil {
+		if err := truncate(torn.Segment, torn.Offset); err != nil {
+			return nil, err
+		}
+		warnTorn(cfg.Logger, torn)
+	}
 	if err := publishVerifier(filepath.Join(logPath, verify.VerifierFile), k.vkey); err != nil {
 		return nil, err
 	}
@@ -229,7 +245,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 		l.tl.cancel()
 		return nil, fmt.Errorf("reading log size: %w", err)
 	}
-	next, segs, err := l.recover(ctx, size)
+	next, err := l.recover(ctx, size, recs)
 	if err != nil {
 		l.tl.cancel()
 		return nil, err
