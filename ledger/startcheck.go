@@ -109,10 +109,13 @@ func checkStored(ctx context.Context, logPath string, v note.Verifier, recs []jo
 		case err != nil:
 			return fmt.Errorf("checking the stored tree: %w", err)
 		default:
-			if signed && size >= signedSize && !bytes.Equal(rootAt, signedRoot) {
+			rewritten := signed && size >= signedSize && !bytes.Equal(rootAt, signedRoot)
+			if rewritten {
 				add("the first %d leaves hash to %x, the signed checkpoint says %x", signedSize, rootAt, signedRoot)
 			}
-			if !bytes.Equal(root, stateRoot) {
+			// The tree's state is tessera's copy of the root: worth saying
+			// apart when it is not just the signed root again.
+			if !bytes.Equal(root, stateRoot) && !(rewritten && size == signedSize && bytes.Equal(stateRoot, signedRoot)) {
 				add("the %d leaves hash to %x, the tree's state says %x", size, root, stateRoot)
 			}
 			if f, err := checkJournalAgainstTree(ctx, src, size, recs); err != nil {
@@ -163,6 +166,9 @@ func checkJournalAgainstTree(ctx context.Context, src verify.LogSource, size uin
 	more := ""
 	if n > len(differ) {
 		more = ", ..."
+	}
+	if n == 1 {
+		return fmt.Sprintf("1 journal record differs from the stored leaf at its index (%s)", list[0]), nil
 	}
 	return fmt.Sprintf("%d journal records differ from the stored leaves at their indices (%s%s)", n, strings.Join(list, ", "), more), nil
 }

@@ -142,7 +142,7 @@ func TestOpenRefusesATamperedLog(t *testing.T) {
 			if _, err := verify.Audit(ctx, src, v, ""); err == nil || !strings.Contains(err.Error(), "the leaves hash to") {
 				t.Fatalf("the rewrite is not consistent to level 0: audit says %v", err)
 			}
-		}, []string{"the first 300 leaves hash to", "the signed checkpoint says", "1 journal records differ from the stored leaves at their indices (290)"}, nil},
+		}, []string{"the first 300 leaves hash to", "the signed checkpoint says", "1 journal record differs from the stored leaf at its index (290)"}, nil},
 		{"consistent rewrite of a leaf, its level-0 tile and its journal record", func(t *testing.T, dir string) {
 			leaf, err := ledgertest.RewriteLeaf(filepath.Join(dir, "log"), last, true)
 			if err != nil {
@@ -195,7 +195,7 @@ func TestOpenRefusesATamperedLog(t *testing.T) {
 			if err := ledgertest.RewriteJournalRecord(dir, 100, leaf); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"1 journal records differ from the stored leaves at their indices (100)"}, []string{"hash to"}},
+		}, []string{"1 journal record differs from the stored leaf at its index (100)"}, []string{"hash to"}},
 		{"tree state removed", func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, "log", ".state", "treeState")); err != nil {
 				t.Fatal(err)

@@ -116,3 +116,17 @@ func corruptJournalAdvice(err error, dataDir string) string {
 		"Restore the journal from a backup, or run `custody ledger check --data %s` to see which records are affected\n"+
 		"and `custody ledger repair --data %s` to cut the journal at the damage (it says what that loses first).", dataDir, dataDir)
 }
+
+// tamperedAdvice is what serve says when the ledger refuses a stored log
+// that differs from what it signed (ledger.ErrTampered).
+func tamperedAdvice(err error, dataDir string) string {
+	if !errors.Is(err, ledger.ErrTampered) {
+		return ""
+	}
+	logDir := filepath.Join(dataDir, "ledger", "log")
+	return fmt.Sprintf("\nStop here: custody signs no checkpoint over a log that differs from the one it signed (it would\n"+
+		"certify the rewritten leaves to every verifier from then on). Run `custody audit --log %s`\n"+
+		"(with --key, the pinned verifier key, and --state, your last audit's state, if you keep one) to see\n"+
+		"what the stored files hold. Then restore %s from a backup, or from the tiles and entries under a\n"+
+		"witness-cosigned checkpoint, until that audit is clean, and start again.", logDir, filepath.Join(dataDir, "ledger"))
+}

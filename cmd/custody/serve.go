@@ -46,7 +46,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logger := slog.New(flushingHandler{Handler: slog.NewJSONHandler(logOut, nil), w: logOut, json: true})
 	app, err := start(ctx, cfg, logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "custody: %v%s\n", err, corruptJournalAdvice(err, cfg.DataDir))
+		fmt.Fprintf(stderr, "custody: %v%s%s\n", err, corruptJournalAdvice(err, cfg.DataDir), tamperedAdvice(err, cfg.DataDir))
 		return 1
 	}
 	defer app.close()
