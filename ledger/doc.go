@@ -17,8 +17,11 @@
 // tessera in index order, and Open re-feeds whatever the journal holds that
 // the log does not (a crash between the two). When tessera fails to
 // integrate, the feeder replaces its appender and re-adds the pending
-// leaves in process (logrecovery.go). docs/ledger.md has the formats and
-// the figures.
+// leaves in process (logrecovery.go). Before tessera opens the log, Open
+// checks the stored tree against the last signed checkpoint and the
+// journal (startcheck.go) and refuses with ErrTampered when they differ,
+// since tessera would sign whatever tree it found. docs/ledger.md has the
+// formats and the figures.
 //
 // With witnesses (witness.go), tessera publishes a checkpoint only once
 // their quorum has cosigned it; appends never wait for them. Config leaves
@@ -26,7 +29,7 @@
 // names the one it was decided under.
 //
 // Files (salt.go, keys.go, journal.go, fsync_*.go, logrecovery.go, handler.go,
-// witness.go, configleaf.go) each hold one concept; the Log itself is
+// witness.go, configleaf.go, startcheck.go) each hold one concept; the Log itself is
 // log.go (lifecycle: Open, Ready, Close), feed.go (the journal→tessera
 // feeder and resolver), append.go (Append and receipts) and read.go
 // (Receipt, Entries, leaf reads).
