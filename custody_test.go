@@ -132,7 +132,8 @@ func TestOutcomeTable(t *testing.T) {
 		CodeNotFound, CodeMethodNotAllowed, CodeRateLimited, CodePromptTokenMismatch, CodeModelMismatch, CodeRequestIDMismatch,
 		CodeResponseReplayed, CodeStreamInconsistent, CodeStreamTruncated, CodeResponseAmbiguous, CodeUpstreamErrorAsSuccess,
 		CodeCrossRequestContamination, CodeCacheShared, CodeFallbackNotPermitted, CodeRouteQuarantined, CodeLedgerUnavailable,
-		CodeIndexUnavailable, CodeUpstreamTimeout, CodeUpstreamUnavailable, CodeUpstreamRejected, CodeClientClosed, CodeInternal} {
+		CodeIndexUnavailable, CodeUpstreamTimeout, CodeUpstreamUnavailable, CodeUpstreamRejected, CodeResponseTooLarge, CodeOverloaded,
+		CodeClientClosed, CodeInternal} {
 		if !seen[c] {
 			t.Errorf("%s has no row in the outcome table", c)
 		}

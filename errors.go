@@ -68,6 +68,16 @@ const (
 	// CodeUpstreamRejected: the upstream refused the request with a 4xx that
 	// the request itself caused; its status is passed through.
 	CodeUpstreamRejected Code = "upstream_rejected"
+	// CodeResponseTooLarge: the upstream's answer is over custody's memory
+	// bounds (limits.max_response_bytes for a plain body,
+	// limits.max_event_bytes for one event of a stream,
+	// limits.max_stream_bytes for a whole stream). Refused, never
+	// truncated.
+	CodeResponseTooLarge Code = "response_too_large"
+	// CodeOverloaded: the process-wide budget of answers held in memory
+	// (limits.max_inflight_bytes) had no room within a second; retry
+	// after Retry-After.
+	CodeOverloaded Code = "overloaded"
 	// CodeClientClosed: the client went away before the answer was complete.
 	CodeClientClosed Code = "client_closed"
 	CodeInternal     Code = "internal_error"
@@ -133,6 +143,8 @@ var outcomes = []OutcomeRow{
 	{CodeUpstreamTimeout, CheckUpstream, http.StatusGatewayTimeout, TypeUpstream},
 	{CodeUpstreamUnavailable, CheckUpstream, http.StatusBadGateway, TypeUpstream},
 	{CodeUpstreamRejected, CheckUpstream, http.StatusBadRequest, TypeUpstream},
+	{CodeResponseTooLarge, CheckUpstream, http.StatusBadGateway, TypeUpstream},
+	{CodeOverloaded, CheckLimit, http.StatusServiceUnavailable, TypePolicy},
 	{CodeClientClosed, CheckClient, 499, TypeInvalidRequest},
 	{CodeInternal, CheckInternal, http.StatusInternalServerError, TypeUpstream},
 }
@@ -260,4 +272,6 @@ var (
 	ErrLedgerUnavailable         = &Error{Code: CodeLedgerUnavailable}
 	ErrUpstreamTimeout           = &Error{Code: CodeUpstreamTimeout}
 	ErrUpstreamUnavailable       = &Error{Code: CodeUpstreamUnavailable}
+	ErrResponseTooLarge          = &Error{Code: CodeResponseTooLarge}
+	ErrOverloaded                = &Error{Code: CodeOverloaded}
 )

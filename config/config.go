@@ -123,9 +123,28 @@ type Limits struct {
 	MaxConnections int `yaml:"max_connections"`
 	// MaxStreamBytes bounds the bytes of one upstream stream (its events,
 	// keep-alive comments included). A stream that exceeds it is ended
-	// with one stream_inconsistent error event and no [DONE]. Zero means
+	// with one response_too_large error event and no [DONE]. Zero means
 	// 64 MiB.
 	MaxStreamBytes int64 `yaml:"max_stream_bytes"`
+	// MaxResponseBytes bounds a plain (non-streamed) upstream answer's
+	// body: a longer one is refused 502 response_too_large, before it is
+	// read whole when its Content-Length says so. Default 32 MiB; zero
+	// or negative is refused.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// MaxEventBytes bounds one event of an upstream stream (every line
+	// read since the last event, comments included): a stream with a
+	// longer event is ended with one response_too_large error event.
+	// Default 1 MiB; zero or negative is refused.
+	MaxEventBytes int64 `yaml:"max_event_bytes"`
+	// MaxInflightBytes is the process-wide budget of upstream body bytes
+	// held in memory at once by in-flight answers: a plain answer's body
+	// as it is read, a stream's largest event so far, and 64 KiB for each
+	// request's first read. A request that cannot reserve what it needs
+	// waits up to 1s for room, then is refused 503 overloaded with
+	// Retry-After: 1 (a stream already started ends with one overloaded
+	// error event). It must be at least max_response_bytes and
+	// max_event_bytes. Default 1 GiB; zero or negative is refused.
+	MaxInflightBytes int64 `yaml:"max_inflight_bytes"`
 	// StreamIdle bounds the time an upstream stream may go without an
 	// event that carries something: keep-alive comments, ignored fields
 	// and Anthropic ping events do not count, so an upstream cannot hold

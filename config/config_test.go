@@ -72,6 +72,9 @@ func TestParseGood(t *testing.T) {
 	if c.Limits.MaxConnections != 4096 || c.Limits.MaxStreamBytes != 64<<20 {
 		t.Errorf("limits defaults (SPEC §5): %+v", c.Limits)
 	}
+	if c.Limits.MaxResponseBytes != 32<<20 || c.Limits.MaxEventBytes != 1<<20 || c.Limits.MaxInflightBytes != 1<<30 {
+		t.Errorf("memory limits defaults: %+v", c.Limits)
+	}
 	if c.Limits.MaxBodyBytes != 32<<20 || c.Ledger.BatchMaxAge != 250*time.Millisecond {
 		t.Errorf("limits/ledger defaults: %+v %+v", c.Limits, c.Ledger)
 	}
@@ -117,6 +120,24 @@ func TestParseReportsEveryProblemAtOnce(t *testing.T) {
 			name: "wrong type",
 			yaml: "tenants: [{id: a, anonymous_loopback: true}]\nlimits: {max_body_bytes: lots}\n",
 			want: []string{"cannot unmarshal"},
+		},
+		{
+			name: "memory limits zero",
+			yaml: "tenants: [{id: a, anonymous_loopback: true}]\nlimits: {max_response_bytes: 0, max_event_bytes: 0, max_inflight_bytes: 0}\n",
+			want: []string{"f.yaml: limits.max_response_bytes: must be a positive number of bytes (leave it out for the default), got 0",
+				"limits.max_event_bytes: must be a positive", "limits.max_inflight_bytes: must be a positive"},
+		},
+		{
+			name: "memory limits negative",
+			yaml: "tenants: [{id: a, anonymous_loopback: true}]\nlimits: {max_response_bytes: -1, max_event_bytes: -5, max_inflight_bytes: -1}\n",
+			want: []string{"limits.max_response_bytes: must be a positive number of bytes (leave it out for the default), got -1",
+				"limits.max_event_bytes: must be a positive number of bytes (leave it out for the default), got -5",
+				"limits.max_inflight_bytes: must be a positive"},
+		},
+		{
+			name: "inflight budget under one answer",
+			yaml: "tenants: [{id: a, anonymous_loopback: true}]\nlimits: {max_response_bytes: 2000000, max_inflight_bytes: 1000000}\n",
+			want: []string{"limits.max_inflight_bytes: must be at least limits.max_response_bytes (2000000) and limits.max_event_bytes (1048576)"},
 		},
 		{
 			name: "not yaml",

@@ -79,6 +79,9 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 			}
 		}
 	}
+	if len(root.Content) > 0 {
+		explicitZeros(root.Content[0], c, file, &errs)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -280,4 +283,40 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// explicitZeros refuses a zero written for a limit whose zero would
+// otherwise mean its default: the memory bounds, where 0 reads as "no
+// memory at all" and silently getting 32 MiB instead would surprise.
+func explicitZeros(doc *yaml.Node, c *Config, file string, errs *Errors) {
+	limits := mappingValue(doc, "limits")
+	if limits == nil {
+		return
+	}
+	for _, l := range []struct {
+		key string
+		n   int64
+	}{
+		{"max_response_bytes", c.Limits.MaxResponseBytes},
+		{"max_event_bytes", c.Limits.MaxEventBytes},
+		{"max_inflight_bytes", c.Limits.MaxInflightBytes},
+	} {
+		if l.n == 0 && mappingValue(limits, l.key) != nil {
+			*errs = append(*errs, &Problem{file, "limits." + l.key, "must be a positive number of bytes (leave it out for the default), got 0"})
+		}
+	}
+}
+
+// mappingValue is the value of key in mapping n, nil if n is no mapping
+// or has no such key.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

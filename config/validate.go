@@ -72,6 +72,15 @@ func (c *Config) applyDefaults() {
 	if c.Limits.StreamMaxDuration == 0 {
 		c.Limits.StreamMaxDuration = 30 * time.Minute
 	}
+	if c.Limits.MaxResponseBytes == 0 {
+		c.Limits.MaxResponseBytes = 32 << 20
+	}
+	if c.Limits.MaxEventBytes == 0 {
+		c.Limits.MaxEventBytes = 1 << 20
+	}
+	if c.Limits.MaxInflightBytes == 0 {
+		c.Limits.MaxInflightBytes = 1 << 30
+	}
 	if c.Limits.AuthFailuresPerMinute == 0 {
 		c.Limits.AuthFailuresPerMinute = 10
 	}
@@ -225,6 +234,22 @@ func (c *Config) Validate(file string) error {
 	}
 	if c.Limits.StreamMaxDuration < 0 {
 		bad("limits.stream_max_duration", "must not be negative")
+	}
+	for _, l := range []struct {
+		key string
+		n   int64
+	}{
+		{"limits.max_response_bytes", c.Limits.MaxResponseBytes},
+		{"limits.max_event_bytes", c.Limits.MaxEventBytes},
+		{"limits.max_inflight_bytes", c.Limits.MaxInflightBytes},
+	} {
+		if l.n <= 0 {
+			bad(l.key, "must be a positive number of bytes (leave it out for the default), got %d", l.n)
+		}
+	}
+	if m := c.Limits.MaxInflightBytes; m > 0 && (m < c.Limits.MaxResponseBytes || m < c.Limits.MaxEventBytes) {
+		bad("limits.max_inflight_bytes", "must be at least limits.max_response_bytes (%d) and limits.max_event_bytes (%d): "+
+			"an answer of that size could never be held, got %d", c.Limits.MaxResponseBytes, c.Limits.MaxEventBytes, m)
 	}
 
 	policies := map[string]bool{}

@@ -21,6 +21,16 @@ import (
 func (x *exchange) attempt(rt route) (done bool, err error) {
 	ctx, cancel := context.WithCancel(x.r.Context())
 	defer cancel()
+	// Room for the answer's first read, before the upstream is asked:
+	// past the in-flight budget a new request waits here, and is refused
+	// overloaded, before it costs the upstream anything. The answer's
+	// reading grows the reservation (finishPlain, relayStream); all of it
+	// is returned when the attempt ends, however it ends.
+	x.hold = x.g.inflight.hold(ctx)
+	defer x.hold.free()
+	if err := x.hold.upTo(firstReserve); err != nil {
+		return true, err
+	}
 	if err := x.speak(rt); err != nil {
 		return true, err
 	}

@@ -93,7 +93,7 @@ func (t *canaryTarget) Direct(ctx context.Context, req canary.ChatRequest) (cana
 		return canary.Result{}, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, t.g.cfg.Limits.MaxResponseBytes))
 	if err != nil {
 		return canary.Result{}, err
 	}

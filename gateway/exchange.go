@@ -43,6 +43,7 @@ type exchange struct {
 
 	contract   *check.ContractStream // a stream's answer joined for the contract check (contract.go)
 	cacheKey   string                // the tenant's prompt-cache history key on the route, "" if not isolated
+	hold       *hold                 // the current attempt's share of the in-flight budget (budget.go)
 	respCommit hash.Hash             // SHA-256(salt || bytes delivered to the client)
 	recordable bool                  // the transaction goes to the ledger (the caller is a tenant)
 	started    bool                  // response bytes have been written

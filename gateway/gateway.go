@@ -47,6 +47,7 @@ type Gateway struct {
 	mux      *http.ServeMux
 	limiter  *tenantLimiter
 	budget   *policy.Budget
+	inflight *Budget // answers' bytes held in memory, process-wide (budget.go)
 	health   Health
 	paths    *pathTracker
 	observer Observer
@@ -111,6 +112,11 @@ func New(o Options) (*Gateway, error) {
 		sharedReplay: o.SharedReplay,
 		tracer:       o.Tracer,
 		clients:      o.Clients,
+	}
+	if g.inflight = o.Inflight; g.inflight == nil {
+		g.inflight = NewBudget(c.Limits.MaxInflightBytes)
+	} else {
+		g.inflight.SetMax(c.Limits.MaxInflightBytes)
 	}
 	if !g.replay.Is(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries) {
 		g.replay = check.NewReplay(c.Checks.ReplayWindow, c.Checks.ReplayMaxEntries)
@@ -259,6 +265,11 @@ func (g *Gateway) AuthFailures() *AuthFailures { return g.keys.fails }
 // Replay is the replay check's memory, for the next gateway of a reload
 // to keep (Options.Replay).
 func (g *Gateway) Replay() *check.Replay { return g.replay }
+
+// Inflight is the budget of answers held in memory, for the next
+// gateway of a reload to keep (Options.Inflight) and for the
+// custody_inflight_bytes gauge.
+func (g *Gateway) Inflight() *Budget { return g.inflight }
 
 // IsAdminKey reports whether key is an admin key (for the console login).
 func (g *Gateway) IsAdminKey(key string) bool { return g.keys.isAdmin(key) }

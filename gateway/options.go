@@ -73,6 +73,11 @@ type Options struct {
 	// and bound are the configuration's (Config.Checks.ReplayWindow,
 	// ReplayMaxEntries); otherwise, and when nil, a new one is made.
 	Replay *check.Replay
+	// Inflight, when set, is the process's budget of answers held in
+	// memory (the previous gateway's, on reload: one budget for every
+	// exchange in flight, whichever gateway began it); its size becomes
+	// Config.Limits.MaxInflightBytes. Nil means a new one.
+	Inflight *Budget
 }
 
 // Tracer traces a transaction and each of its upstream attempts

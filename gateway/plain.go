@@ -4,27 +4,25 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/custody-gateway/custody"
 )
 
-// maxResponse bounds a non-streamed upstream body.
-const maxResponse = 64 << 20
-
 // finishPlain checks a complete upstream response and, if it holds,
 // records it and delivers it byte for byte.
 func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Response) error {
 	tx := x.tx
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	body, err := x.readPlain(resp)
 	if err != nil {
+		if custody.CodeOf(err) == custody.CodeResponseTooLarge || custody.CodeOf(err) == custody.CodeOverloaded {
+			return err
+		}
 		if ctx.Err() != nil && x.r.Context().Err() == nil {
 			return custody.Wrap(custody.CodeUpstreamTimeout, err, "provider "+rt.cfg.Provider+" did not finish in time")
 		}
 		return custody.Wrap(custody.CodeUpstreamUnavailable, err, "provider "+rt.cfg.Provider+" broke off its answer")
-	}
-	if len(body) > maxResponse {
-		return custody.Errorf(custody.CodeUpstreamUnavailable, "provider %s answered with more than %d bytes", rt.cfg.Provider, maxResponse)
 	}
 	if x.g.checks.none() {
 		return x.deliverPlain(body) // the benchmarks' proxy path
@@ -84,4 +82,61 @@ func (x *exchange) deliverPlain(body []byte) error {
 	x.started = true
 	x.w.Write(body) // recorded; sent as far as the client lets us
 	return nil
+}
+
+// readPlain reads a plain answer's body, at most
+// limits.max_response_bytes of it, into one buffer whose every byte is
+// first reserved in the in-flight budget: a body that says its length
+// is refused before it is read when it is too long, and read into a
+// buffer of exactly its size otherwise; one that does not is read into a
+// buffer that doubles, each growth reserved, until it ends or passes the
+// bound.
+func (x *exchange) readPlain(resp *http.Response) ([]byte, error) {
+	max := x.g.cfg.Limits.MaxResponseBytes
+	tooLarge := func() error {
+		x.tx.Fail(custody.CheckUpstream, custody.CodeResponseTooLarge, "over limits.max_response_bytes")
+		return custody.Errorf(custody.CodeResponseTooLarge, "provider %s answered with more than limits.max_response_bytes (%d bytes)",
+			x.tx.Provider, max)
+	}
+	if n := resp.ContentLength; n > max {
+		return nil, tooLarge()
+	} else if n >= 0 {
+		if err := x.hold.upTo(n); err != nil {
+			return nil, err
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	body := make([]byte, 0, min(firstReserve, max))
+	for {
+		if int64(len(body)) >= max {
+			// Full: one byte more is one too many (read into a byte of
+			// its own, not a buffer grown past the bound).
+			var one [1]byte
+			if _, err := io.ReadAtLeast(resp.Body, one[:], 1); err == io.EOF {
+				return body[:max], nil
+			} else if err != nil {
+				return nil, err
+			}
+			return nil, tooLarge()
+		}
+		if len(body) == cap(body) {
+			grown := min(2*int64(cap(body)), max)
+			if err := x.hold.upTo(grown); err != nil {
+				return nil, err
+			}
+			body = slices.Grow(body, int(grown)-len(body))
+		}
+		n, err := resp.Body.Read(body[len(body):min(cap(body), int(max))])
+		body = body[:len(body)+n]
+		if err == io.EOF {
+			return body, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -11,9 +12,6 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/sse"
 )
-
-// maxEvent bounds one SSE event from an upstream.
-const maxEvent = 8 << 20
 
 // relayStream relays an upstream SSE stream event by event, never
 // buffering it whole. The stream is read as the SSE specification reads
@@ -49,7 +47,12 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	if tx.Rejected() {
 		return firstFailure(tx)
 	}
-	sr := sse.NewReader(resp.Body, maxEvent)
+	// One event holds at most limits.max_event_bytes in the reader (and
+	// a few copies of it in its checks and relay); the reservation in the
+	// in-flight budget grows with the largest event read.
+	maxEvent := x.g.cfg.Limits.MaxEventBytes
+	meter := &streamMeter{r: resp.Body, h: x.hold, base: firstReserve}
+	sr := sse.NewReader(meter, int(min(maxEvent, math.MaxInt32)))
 	events := x.wire.NewStreamReader()
 	var tb StreamBridge
 	if x.bridge != nil {
@@ -71,11 +74,12 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			readError = err
 			break
 		}
+		meter.dispatched()
 		// Every byte read counts, comments and ignored fields included:
 		// they hold the connection as well.
 		if maxSize > 0 && sr.Read() > maxSize {
-			tx.Fail(custody.CheckStream, custody.CodeStreamInconsistent, "over limits.max_stream_bytes")
-			return custody.Errorf(custody.CodeStreamInconsistent,
+			tx.Fail(custody.CheckUpstream, custody.CodeResponseTooLarge, "over limits.max_stream_bytes")
+			return custody.Errorf(custody.CodeResponseTooLarge,
 				"provider %s sent a stream longer than limits.max_stream_bytes (%d bytes)", rt.cfg.Provider, maxSize)
 		}
 		if len(raw.Data) == 0 {
@@ -161,13 +165,21 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if x.r.Context().Err() != nil {
 			return x.clientGone(x.r.Context().Err())
 		}
+		if e := meter.refused(readError); e != nil {
+			return e // past the in-flight budget
+		}
+		if errors.Is(readError, sse.ErrEventTooLarge) {
+			tx.Fail(custody.CheckUpstream, custody.CodeResponseTooLarge, "over limits.max_event_bytes")
+			return custody.Errorf(custody.CodeResponseTooLarge,
+				"provider %s sent a stream event longer than limits.max_event_bytes (%d bytes)", rt.cfg.Provider, maxEvent)
+		}
 		if ctx.Err() != nil {
 			if tooLong.Load() {
 				return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s's stream outlasted limits.stream_max_duration", rt.cfg.Provider)
 			}
 			return custody.Errorf(custody.CodeUpstreamTimeout, "provider %s went silent mid-stream", rt.cfg.Provider)
 		}
-		if first || errors.Is(readError, sse.ErrEventTooLarge) {
+		if first {
 			return custody.Wrap(custody.CodeUpstreamUnavailable, readError, "provider "+rt.cfg.Provider+" broke off the stream")
 		}
 	}

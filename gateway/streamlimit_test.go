@@ -11,7 +11,7 @@ import (
 )
 
 // TestStreamOverMaxBytesEnds: an upstream stream longer than
-// limits.max_stream_bytes is ended with one stream_inconsistent error
+// limits.max_stream_bytes is ended with one response_too_large error
 // event and no [DONE], and recorded as rejected; one under it is whole.
 func TestStreamOverMaxBytesEnds(t *testing.T) {
 	const limit = 8192
@@ -46,8 +46,8 @@ func TestStreamOverMaxBytesEnds(t *testing.T) {
 	if strings.Contains(body, "[DONE]") {
 		t.Error("a stream over the limit ended with [DONE]")
 	}
-	if n := strings.Count(body, `"error"`); n != 1 || !strings.Contains(body, `"code":"stream_inconsistent"`) || !strings.Contains(body, "max_stream_bytes") {
-		t.Errorf("want one stream_inconsistent error event naming the limit, got %d errors:\n%s", n, body[max(0, len(body)-600):])
+	if n := strings.Count(body, `"error"`); n != 1 || !strings.Contains(body, `"code":"response_too_large"`) || !strings.Contains(body, "max_stream_bytes") {
+		t.Errorf("want one response_too_large error event naming the limit, got %d errors:\n%s", n, body[max(0, len(body)-600):])
 	}
 	if strings.Contains(body, "word0199") {
 		t.Error("the stream was relayed to its end")
@@ -55,7 +55,7 @@ func TestStreamOverMaxBytesEnds(t *testing.T) {
 	if len(body) > limit+2048 {
 		t.Errorf("%d bytes relayed, limit %d", len(body), limit)
 	}
-	if tx := h.rec.last(t); tx.Verdict != custody.Rejected || tx.Code != custody.CodeStreamInconsistent {
+	if tx := h.rec.last(t); tx.Verdict != custody.Rejected || tx.Code != custody.CodeResponseTooLarge {
 		t.Errorf("recorded %s %s", tx.Verdict, tx.Code)
 	}
 }

@@ -134,6 +134,15 @@ func (m *Metrics) LedgerSyncs(syncs func() uint64) {
 		func() float64 { return float64(syncs()) }))
 }
 
+// InflightBytes exports reserved, the bytes of upstream answers the
+// gateway holds in memory now (gateway.Budget.Reserved, against
+// limits.max_inflight_bytes), as the gauge custody_inflight_bytes.
+func (m *Metrics) InflightBytes(reserved func() int64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "custody_inflight_bytes",
+		Help: "Bytes of upstream answers reserved in the in-flight budget (limits.max_inflight_bytes) now."},
+		func() float64 { return float64(reserved()) }))
+}
+
 // schedLatencies selects go_sched_latencies_seconds from runtime/metrics.
 var schedLatencies = regexp.MustCompile(`^/sched/latencies:seconds$`)
 

@@ -54,6 +54,7 @@ type app struct {
 	index        index.Index
 	recorder     *recorder.Recorder // built once: its hooks never change
 	metrics      *telemetry.Metrics // one registry for the process, kept across reloads
+	inflight     *gateway.Budget    // answers held in memory, one budget for the process, kept across reloads
 	simURLs      map[string]string
 	adminKeyFile string
 	notifier     atomic.Pointer[notify.Notifier] // of the config in force
@@ -161,6 +162,8 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	a.metrics.Register(newWitnessCollector(a.log))
 	a.metrics.LedgerSyncs(a.log.JournalSyncs)
 	a.metrics.LedgerCommits(ledger.CommitBounds, a.log.JournalCommitTimes)
+	a.inflight = gateway.NewBudget(cfg.Limits.MaxInflightBytes)
+	a.metrics.InflightBytes(a.inflight.Reserved)
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
 		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
@@ -301,7 +304,7 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := gateway.Options{AuthFailures: authFailures, Replay: replay, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
+	opts := gateway.Options{AuthFailures: authFailures, Replay: replay, Inflight: a.inflight, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
 		Contamination: gateway.Detector{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
