@@ -99,6 +99,9 @@ func TestIdentityInconclusiveOnUpstreamErrors(t *testing.T) {
 			return Result{Status: http.StatusBadGateway, Code: "upstream_unavailable"}, nil, true
 		}, StatusInconclusive},
 		{"429", func(int64) (Result, error, bool) { return Result{Status: http.StatusTooManyRequests}, nil, true }, StatusInconclusive},
+		{"custody overloaded", func(int64) (Result, error, bool) { // its in-flight budget was full
+			return Result{Status: http.StatusServiceUnavailable, Code: "overloaded"}, nil, true
+		}, StatusInconclusive},
 		{"cured by a retry", func(n int64) (Result, error, bool) { return unavailable, nil, n < 2 }, StatusOK},
 		{"5xx in the middle", func(n int64) (Result, error, bool) { return unavailable, nil, n >= 7 }, StatusInconclusive},
 		{"custody rejection", func(int64) (Result, error, bool) {

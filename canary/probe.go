@@ -142,14 +142,16 @@ func judge(probe string, res Result, err error) (answer, *ProbeResult) {
 
 // transient reports whether a Result is the upstream being unavailable,
 // slow or overloaded (a 5xx or 429 of its own, custody's upstream_timeout,
-// upstream_unavailable or rate_limited) rather than an answer custody
+// upstream_unavailable or rate_limited, or custody's own overloaded: its
+// in-flight budget was full) rather than an answer custody
 // judged: such a result is evidence about the serving stack's load, not
 // about which model it serves.
 func transient(res Result) bool {
 	switch res.Code {
 	case "":
 		return res.Status >= 500 || res.Status == http.StatusTooManyRequests
-	case string(custody.CodeUpstreamTimeout), string(custody.CodeUpstreamUnavailable), string(custody.CodeRateLimited):
+	case string(custody.CodeUpstreamTimeout), string(custody.CodeUpstreamUnavailable), string(custody.CodeRateLimited),
+		string(custody.CodeOverloaded):
 		return true
 	}
 	return false

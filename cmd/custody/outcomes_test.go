@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -300,6 +302,51 @@ func TestEveryOutcome(t *testing.T) {
 			}
 		}
 	})
+	// A third gateway with small memory bounds, in front of an upstream
+	// whose plain answer is over limits.max_response_bytes and whose
+	// stream holds the in-flight budget while the test asks again.
+	t.Run("memory bounds", func(t *testing.T) {
+		held, release := make(chan struct{}, 1), make(chan struct{})
+		var once sync.Once
+		defer once.Do(func() { close(release) })
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			chunk := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"up-1","choices":[{"index":0,"delta":{"content":"hi"}}]}` + "\n\n"
+			if strings.Contains(string(body), `"stream":true`) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, chunk)
+				w.(http.Flusher).Flush()
+				held <- struct{}{}
+				<-release
+				io.WriteString(w, "data: [DONE]\n\n")
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"c2","object":"chat.completion","created":1,"model":"up-1","choices":[{"index":0,"message":{"role":"assistant","content":"`+
+				strings.Repeat("big ", 40000)+`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`)
+		}))
+		defer up.Close()
+		dir := t.TempDir()
+		s3 := startServe(t, dir, "--config", writeConfig(t, dir, fmt.Sprintf(`
+admin_keys: [adm-test]
+canaries: {ignore_path_changes: true}
+limits: {max_response_bytes: 65536, max_event_bytes: 65536, max_inflight_bytes: 100000}
+tenants: [{id: acme, api_keys: [sk-acme]}]
+providers: [{name: up, kind: openai, base_url: %q, engine: openai}]
+models: [{name: m-up, context_window: 32768, routes: [{provider: up, model: up-1}]}]
+`, up.URL+"/v1")))
+		check(t, s3, custody.CodeResponseTooLarge, ask(t, s3, "sk-acme", "m-up", hello(16), false))
+		streamed := make(chan struct{})
+		go func() {
+			defer close(streamed)
+			ask(t, s3, "sk-acme", "m-up", hello(17), true)
+		}()
+		<-held // the stream holds 64 KiB of the 100,000 bytes: no room for another
+		check(t, s3, custody.CodeOverloaded, ask(t, s3, "sk-acme", "m-up", hello(18), false))
+		once.Do(func() { close(release) })
+		<-streamed
+	})
+
 	// Last on this server: the ledger stops taking writes (the file size
 	// limit of the running process drops to one byte: as root, a
 	// read-only directory would not stop it).
