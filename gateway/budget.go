@@ -28,9 +28,8 @@ const firstReserve = 64 << 10
 // memory is never promised twice. One Budget is shared by every exchange
 // of the process, across reloads.
 type Budget struct {
-	wait time.Duration // how long a reservation waits for room
-
 	mu    sync.Mutex
+	wait  time.Duration // how long a reservation waits for room; guarded by mu
 	max   int64         // guarded by mu
 	used  int64         // guarded by mu
 	freed chan struct{} // closed (and replaced) when bytes are released; guarded by mu
@@ -55,6 +54,13 @@ func (b *Budget) SetMax(max int64) {
 	b.mu.Lock()
 	b.max = max
 	b.wake()
+	b.mu.Unlock()
+}
+
+// setWait changes how long a reservation waits for room (tests).
+func (b *Budget) setWait(d time.Duration) {
+	b.mu.Lock()
+	b.wait = d
 	b.mu.Unlock()
 }
 
@@ -126,10 +132,14 @@ func (b *Budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// wake tells the waiters to look again; b.mu is held.
+// wake tells the waiters, if any, to look again; b.mu is held. (A
+// waiter counts itself in waits under b.mu when it takes b.freed, so
+// none is missed; with none, no channel is made per release.)
 func (b *Budget) wake() {
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.waits > 0 {
+		close(b.freed)
+		b.freed = make(chan struct{})
+	}
 }
 
 // hold is one attempt's share of the budget: what it has reserved, grown

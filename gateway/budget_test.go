@@ -36,7 +36,7 @@ func TestBudgetReserveRelease(t *testing.T) {
 
 	// Full: a waiter gets its bytes when another releases them (its wait
 	// is long: only the release can let it through).
-	b.wait = time.Hour
+	b.setWait(time.Hour)
 	got := make(chan error, 1)
 	go func() { got <- b.reserve(ctx, 30) }()
 	b.release(40)
@@ -48,7 +48,7 @@ func TestBudgetReserveRelease(t *testing.T) {
 	}
 
 	// No room within the wait: overloaded, nothing taken.
-	b.wait = 20 * time.Millisecond
+	b.setWait(20 * time.Millisecond)
 	err := b.reserve(ctx, 20)
 	var e *custody.Error
 	if !errors.As(err, &e) || e.Code != custody.CodeOverloaded || e.RetryAfter != 1 {
@@ -59,7 +59,7 @@ func TestBudgetReserveRelease(t *testing.T) {
 	}
 
 	// The waiter's client leaves: its context's error, nothing taken.
-	b.wait = time.Hour
+	b.setWait(time.Hour)
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { got <- b.reserve(cctx, 20) }()
 	cancel()
@@ -94,7 +94,7 @@ func TestBudgetReserveRelease(t *testing.T) {
 
 	// A smaller budget (a reload) takes nothing new until enough is
 	// released.
-	b.wait = 20 * time.Millisecond
+	b.setWait(20 * time.Millisecond)
 	b.reserve(ctx, 80)
 	b.SetMax(50)
 	if err := b.reserve(ctx, 1); custody.CodeOf(err) != custody.CodeOverloaded {
@@ -228,7 +228,7 @@ func TestResponseSizeLimits(t *testing.T) {
 // the stream is done, requests are served again.
 func TestInflightBudget(t *testing.T) {
 	h, done := servedHarness(t, memConfig)
-	h.gw.Inflight().wait = 50 * time.Millisecond
+	h.gw.Inflight().setWait(50 * time.Millisecond)
 	hold, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	defer once.Do(func() { close(release) })
@@ -275,7 +275,7 @@ func TestInflightBudget(t *testing.T) {
 
 	// A client that gives up while waiting takes nothing.
 	before := h.gw.Inflight().Reserved()
-	h.gw.Inflight().wait = time.Hour
+	h.gw.Inflight().setWait(time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", h.srv.URL+"/v1/chat/completions", strings.NewReader(chat("small", "hi", false)))
 	req.Header.Set("Authorization", "Bearer sk-acme")
@@ -295,7 +295,7 @@ func TestInflightBudget(t *testing.T) {
 	if r := h.gw.Inflight().Reserved(); r != before {
 		t.Errorf("a client gone while waiting changed the reservations: %d, was %d", r, before)
 	}
-	h.gw.Inflight().wait = 50 * time.Millisecond
+	h.gw.Inflight().setWait(50 * time.Millisecond)
 
 	once.Do(func() { close(release) })
 	if body := <-streamed; !strings.Contains(body, "[DONE]") {
