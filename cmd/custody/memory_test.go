@@ -33,27 +33,27 @@ const (
 	memBound = 300 << 20
 )
 
-// bigText is n bytes of plain words (no JSON escapes, no canary).
-func bigText(n int) []byte {
+// memText is n bytes of plain words (no JSON escapes, no canary).
+func memText(n int) []byte {
 	const words = "the quick brown fox jumps over the lazy dog while seven tall ships sail past "
 	b := bytes.Repeat([]byte(words), n/len(words)+1)
 	return b[:n]
 }
 
-// bigUpstream serves, to a stream, one small chunk and then memBigEvents
+// memUpstream serves, to a stream, one small chunk and then memBigEvents
 // chunks of almost 8 MiB each, then a finish and [DONE]; to a plain
 // request, one answer of about 60 MB, with a Content-Length when the
 // prompt says "sized" and chunked otherwise.
-func bigUpstream(t *testing.T) string {
+func memUpstream(t *testing.T) string {
 	t.Helper()
 	var n atomic.Int64
-	text := bigText(memEventSize)
+	text := memText(memEventSize)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		id := "c" + strconv.FormatInt(n.Add(1), 10)
 		usage := `"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}`
 		if !bytes.Contains(body, []byte(`"stream":true`)) {
-			content := bigText(memPlainSize)
+			content := memText(memPlainSize)
 			if bytes.Contains(body, []byte("small")) {
 				content = []byte("a small answer")
 			}
@@ -129,7 +129,7 @@ func TestResponseMemoryIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves about 300 MB through the binary")
 	}
-	up := bigUpstream(t)
+	up := memUpstream(t)
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, fmt.Sprintf(`checks: {contamination_warmup: -1}
 canaries: {ignore_path_changes: true}
