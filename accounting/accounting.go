@@ -27,7 +27,6 @@ package accounting
 import (
 	"strings"
 
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
@@ -84,7 +83,7 @@ type Count struct {
 	// prompt was rendered (the least, for auto), OpenAI's documented
 	// framing for chat without a template.
 	Local int
-	Band  check.Band
+	Band  Band
 }
 
 // NewModel is the accounting of a model counted by c (and, where c is a
@@ -337,7 +336,7 @@ func (pp *Prepared) Count() Counts {
 		if auto && m.Template.BOS() == "" {
 			hi++ // an engine may add a BOS the template does not write
 		}
-		return Count{Local: lo, Band: check.Band{Lo: bandLo, Hi: hi + RenderedSlack}}
+		return Count{Local: lo, Band: Band{Lo: bandLo, Hi: hi + RenderedSlack}}
 	}
 	for e, rs := range pp.renders {
 		c.byEngine[e] = span(rs, e == template.EngineAuto)
@@ -443,11 +442,11 @@ func (m *Model) untemplated(p *openai.Prompt) Count {
 	hi += p.Media*MaxMediaTokens + m.Slack.PerMessage*len(p.Messages) + m.Slack.Fixed
 	if m.upperBound() {
 		// A count that bounds from above proves only a crude lower
-		// bound (see check.PromptBand).
+		// bound (see PromptBand).
 		lo /= 32
 	}
 	cs := tokenize.ChunkSlack(p.Len())
-	return Count{Local: framed, Band: check.Band{Lo: max(lo-cs, 0), Hi: hi + cs}}
+	return Count{Local: framed, Band: Band{Lo: max(lo-cs, 0), Hi: hi + cs}}
 }
 
 // text counts a completions prompt or an embeddings input: its texts and
@@ -461,9 +460,9 @@ func (m *Model) text(p *openai.Prompt, perText bool) Count {
 	if perText {
 		per = m.Slack.PerMessage
 	}
-	b := check.PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)
+	b := PromptBand(n, m.upperBound(), p.Parts(), per, m.Slack.Fixed)
 	cs := tokenize.ChunkSlack(p.Len())
-	return Count{Local: n, Band: check.Band{Lo: max(b.Lo-cs, 0), Hi: b.Hi + cs}}
+	return Count{Local: n, Band: Band{Lo: max(b.Lo-cs, 0), Hi: b.Hi + cs}}
 }
 
 // withoutThinking removes <think>…</think> blocks (and a leading

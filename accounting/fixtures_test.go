@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/internal/fixtures"
 	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/template"
@@ -127,7 +126,7 @@ func TestFixturesBands(t *testing.T) {
 						continue
 					}
 					for _, h := range honest {
-						if check.PromptTokens(h, n.Band) != nil {
+						if !n.Band.Contains(h) {
 							t.Errorf("%s (%s) %s: honest %d outside %s", l.ID, l.Category, e, h, n.Band)
 						} else {
 							inside++
@@ -144,7 +143,7 @@ func TestFixturesBands(t *testing.T) {
 								ambiguous++
 								continue
 							}
-							if check.PromptTokens(bad, n.Band) == nil {
+							if n.Band.Contains(bad) {
 								t.Errorf("%s (%s) %s: fault count %d (honest %d) inside %s", l.ID, l.Category, e, bad, h, n.Band)
 							} else {
 								refused++
@@ -176,7 +175,7 @@ func TestFixturesUntemplated(t *testing.T) {
 					if h == nil {
 						continue
 					}
-					if check.PromptTokens(*h, n.Band) != nil {
+					if !n.Band.Contains(*h) {
 						t.Errorf("%s (%s): honest %d outside %s", l.ID, l.Category, *h, n.Band)
 						continue
 					}

@@ -1,36 +1,16 @@
 package check
 
 import (
-	"fmt"
-
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
 )
 
-// Band is the range of usage.prompt_tokens that agrees with a local count.
-type Band struct{ Lo, Hi int }
-
-func (b Band) String() string { return fmt.Sprintf("[%d,%d]", b.Lo, b.Hi) }
-
-// PromptBand computes the accepted band for a locally counted prompt of
-// parts messages: [local, local + perMessage*parts + fixed]. The slack
-// covers chat templates, BOS tokens and tool framing that the upstream
-// adds and custody does not see. When the count is an upper bound (the
-// bytes tokenizer), the band is [local/32, local + slack]: no byte-level
-// BPE token spans more than 32 bytes of ordinary text often enough to
-// matter, and a one-token placeholder for a long prompt still falls out.
-func PromptBand(local int, upperBound bool, parts, perMessage, fixed int) Band {
-	hi := local + perMessage*parts + fixed
-	if upperBound {
-		return Band{Lo: local / 32, Hi: hi}
-	}
-	return Band{Lo: local, Hi: hi}
-}
-
 // PromptTokens fails when the upstream's reported prompt tokens fall
-// outside the band: a placeholder substituted for the prompt, a silently
-// truncated prompt, or the usage of another request.
-func PromptTokens(reported int, band Band) error {
-	if reported < band.Lo || reported > band.Hi {
+// outside the band accounting computed: a placeholder substituted for
+// the prompt, a silently truncated prompt, or the usage of another
+// request.
+func PromptTokens(reported int, band accounting.Band) error {
+	if !band.Contains(reported) {
 		return custody.Errorf(custody.CodePromptTokenMismatch,
 			"upstream reported %d prompt tokens; custody counted a prompt allowing %s", reported, band)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/accounting"
 )
 
 func TestPromptTokens(t *testing.T) {
@@ -25,7 +26,7 @@ func TestPromptTokens(t *testing.T) {
 		{"bytes bound placeholder", 4000, true, 1, 1, custody.CodePromptTokenMismatch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantCode(t, PromptTokens(tc.reported, PromptBand(tc.local, tc.upper, tc.parts, 8, 64)), tc.want)
+			wantCode(t, PromptTokens(tc.reported, accounting.PromptBand(tc.local, tc.upper, tc.parts, 8, 64)), tc.want)
 		})
 	}
 }

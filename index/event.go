@@ -1,7 +1,6 @@
 package index
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -17,28 +16,9 @@ const (
 	EventEval       = "eval"        // an evaluation suite ran on a route
 )
 
-// Event is one entry of the timeline. Detail holds numbers, ids and model
-// names only, never prompt or response text.
-type Event struct {
-	ID        int64        `json:"id"` // assigned by the index, increasing
-	Time      time.Time    `json:"time"`
-	Type      string       `json:"type"`
-	RequestID string       `json:"request_id"` // "" for events of no one request (canary, path_change seen first by a probe)
-	Tenant    string       `json:"tenant"`
-	Model     string       `json:"model"`    // the client-facing model
-	Provider  string       `json:"provider"` // the provider (config name) concerned
-	Route     string       `json:"route"`    // the route label "model/provider" of canary events
-	Code      custody.Code `json:"code"`
-	Detail    string       `json:"detail"`
-}
-
-// Validate reports whether e can be stored.
-func (e *Event) Validate() error {
-	if e.Type == "" {
-		return fmt.Errorf("index: event without type: %w", custody.ErrInvalidRequest)
-	}
-	return nil
-}
+// Event is one entry of the timeline: the domain's type (custody.Event),
+// which the webhooks (notify) send without importing the index.
+type Event = custody.Event
 
 // CanaryEvent is the timeline's entry for a canary event of kind (a
 // canary.EventKind) on route ("model/provider"): the route in its own

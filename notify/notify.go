@@ -27,7 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody"
 )
 
 // Hook is one webhook.
@@ -55,7 +55,7 @@ type Config struct {
 // Notifier delivers events to webhooks in the background.
 type Notifier struct {
 	cfg     Config
-	queue   chan index.Event
+	queue   chan custody.Event
 	dropped atomic.Int64
 	wg      sync.WaitGroup
 	stop    chan struct{}
@@ -81,7 +81,7 @@ func New(cfg Config) *Notifier {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	n := &Notifier{cfg: cfg, queue: make(chan index.Event, cfg.Queue), stop: make(chan struct{})}
+	n := &Notifier{cfg: cfg, queue: make(chan custody.Event, cfg.Queue), stop: make(chan struct{})}
 	n.wg.Add(1)
 	go n.run()
 	return n
@@ -89,7 +89,7 @@ func New(cfg Config) *Notifier {
 
 // Notify queues an event for every hook that wants its type. It never
 // blocks: when the queue is full the oldest event is dropped.
-func (n *Notifier) Notify(e index.Event) {
+func (n *Notifier) Notify(e custody.Event) {
 	if n == nil || len(n.cfg.Hooks) == 0 {
 		return
 	}
@@ -153,7 +153,7 @@ type payload struct {
 	Detail    string    `json:"detail,omitempty"`
 }
 
-func (n *Notifier) deliverAll(e index.Event) {
+func (n *Notifier) deliverAll(e custody.Event) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // "primary>backup" reads as written

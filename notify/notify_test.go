@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody"
 )
 
 func TestDeliverySignedAndRetried(t *testing.T) {
@@ -35,9 +35,9 @@ func TestDeliverySignedAndRetried(t *testing.T) {
 	}))
 	defer recv.Close()
 	n := New(Config{Hooks: []Hook{{URL: recv.URL, Secret: "s3cret", Events: []string{"fallback", "path_change"}}}, Backoff: 10 * time.Millisecond})
-	n.Notify(index.Event{Type: "fallback", Model: "m", Detail: "primary>backup", Time: time.Now()})
-	n.Notify(index.Event{Type: "violation", Model: "m"}) // not subscribed
-	n.Notify(index.Event{Type: "path_change", Model: "m", Detail: "p|m-0901|fp2"})
+	n.Notify(custody.Event{Type: "fallback", Model: "m", Detail: "primary>backup", Time: time.Now()})
+	n.Notify(custody.Event{Type: "violation", Model: "m"}) // not subscribed
+	n.Notify(custody.Event{Type: "path_change", Model: "m", Detail: "p|m-0901|fp2"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	n.Close(ctx)
@@ -81,7 +81,7 @@ func TestNotifyNeverBlocks(t *testing.T) {
 	n := New(Config{Hooks: []Hook{{URL: recv.URL}}, Queue: 4, Attempts: 1})
 	start := time.Now()
 	for range 100 {
-		n.Notify(index.Event{Type: "violation"})
+		n.Notify(custody.Event{Type: "violation"})
 	}
 	if time.Since(start) > time.Second {
 		t.Fatal("Notify blocked on a stuck receiver")
