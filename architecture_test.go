@@ -78,6 +78,9 @@ func TestImportsPointDown(t *testing.T) {
 var never = [][2]string{
 	{"notify", "index"},
 	{"accounting", "check"},
+	{"gateway", "canary"},
+	{"gateway", "eval"},
+	{"gateway", "contamination"},
 }
 
 var codeSpan = regexp.MustCompile("`([^`]+)`")
@@ -113,8 +116,8 @@ func readArchitecture(t *testing.T, path string) (map[string]int, map[string]boo
 			exceptions[a[1]+" "+b[1]] = true
 		}
 	}
-	if len(ring) < 30 || len(exceptions) == 0 {
-		t.Fatalf("read %d packages and %d exceptions from %s: the tables did not parse", len(ring), len(exceptions), path)
+	if len(ring) < 30 {
+		t.Fatalf("read %d packages from %s: the rings table did not parse", len(ring), path)
 	}
 	return ring, exceptions
 }

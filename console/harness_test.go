@@ -187,7 +187,7 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 	api.Bind(gw)
 	// Canaries probe every route through the gateway, as serve runs them;
 	// their events go to the timeline as serve writes them.
-	runner, err := canary.New(ctx, canary.Config{Routes: gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho},
+	runner, err := canary.New(ctx, canary.Config{Routes: canary.Routes(gw.Routes()), Probes: []string{canary.ProbeEcho},
 		OnEvent: func(ce canary.Event) {
 			if err := idx.AddEvents(context.Background(), index.CanaryEvent(ce.Time, string(ce.Kind), ce.Model, ce.Name, ce.Probe, ce.Detail)); err != nil {
 				t.Error(err)
@@ -205,10 +205,10 @@ func newEnvWith(t testing.TB, o envOptions) *env {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.evals, err = eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), RetryMin: -1,
+		if e.evals, err = eval.New(ctx, eval.Config{Suites: suites, Routes: eval.Routes(gw.Routes()), RetryMin: -1,
 			OnRun: func(rep eval.Report) string {
 				e.evalRecords.Add(int64(len(rep.Cases) + 1))
-				id, err := gw.RecordEval(context.Background(), rep)
+				id, err := gw.RecordEval(context.Background(), rep.Transaction())
 				if err != nil {
 					t.Error(err)
 				}

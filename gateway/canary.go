@@ -5,14 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/config"
-	"github.com/custody-gateway/custody/tokenize"
+	"github.com/custody-gateway/custody/internal/routeclient"
 	"github.com/custody-gateway/custody/upstream"
 )
 
-// canaryProbe marks an exchange as canary traffic: its synthetic tenant
-// and the one route it probes.
+// canaryProbe marks an exchange as in-process traffic (canary probes,
+// eval cases): its synthetic tenant and the one route it runs on.
 type canaryProbe struct {
 	tenant *config.Tenant
 	route  int
@@ -23,38 +22,31 @@ type canaryProbe struct {
 // canary's own test.)
 var canaryPolicy = config.Policy{Name: "canary", Fallback: "deny", OnContamination: "reject", OnCacheShared: "flag"}
 
-// CanaryRoutes are the gateway's routes as canary targets: each probe runs
-// through custody's own pipeline on exactly that route (routeClient),
-// recorded in the ledger as canary traffic.
-func (g *Gateway) CanaryRoutes() []canary.Route {
-	var out []canary.Route
-	for _, c := range g.routeClients() {
-		out = append(out, canary.Route{Model: c.m.cfg.Name, Index: c.rt.index, Target: &canaryTarget{c}})
-	}
-	return out
+// Canaries is what the gateway asks of the canary runner (canary.Runner):
+// which routes its probes quarantined (a CacheHealth too, when it knows
+// which routes' prompt caches are shared), and to probe a route whose
+// path changed.
+type Canaries interface {
+	Health
+	Trigger(model string, route int)
 }
 
 // SetCanaries hooks the canary runner in: its quarantine decides route
 // health, and a path change triggers the route's probes. Call it before
 // serving.
-func (g *Gateway) SetCanaries(r *canary.Runner) {
-	g.health, g.canaries = r, r
+func (g *Gateway) SetCanaries(r Canaries) {
+	g.health = r
 	if g.cfg.Canaries.Enabled() && !g.cfg.Canaries.IgnorePathChanges {
 		g.onPath = r.Trigger
 	}
 }
 
-type canaryTarget struct{ routeClient }
-
-func (t *canaryTarget) Capacity() int             { return t.m.capacity }
-func (t *canaryTarget) Counter() tokenize.Counter { return t.m.counter }
-
-// tenant is the synthetic tenant a probe runs as, always in custody's
-// internal namespace whatever the canary package calls it (its default
-// "custody-canary" becomes custody:canary): config refuses tenant ids
-// there, so no configured tenant shares a canary's receipts, records or
-// contamination secrets.
-func (t *canaryTarget) tenant(id string) *config.Tenant {
+// canaryTenant is the synthetic tenant a probe runs as, always in
+// custody's internal namespace whatever the canary package calls it (its
+// default "custody-canary" becomes custody:canary): config refuses tenant
+// ids there, so no configured tenant shares a canary's receipts, records
+// or contamination secrets.
+func canaryTenant(id string) *config.Tenant {
 	return &config.Tenant{ID: canaryTenantID(id), Policy: canaryPolicy.Name}
 }
 
@@ -68,34 +60,22 @@ func canaryTenantID(id string) string {
 	return config.CanaryPrincipal + ":" + id
 }
 
-// Chat sends the probe through custody's checks on this route only.
-func (t *canaryTarget) Chat(ctx context.Context, req canary.ChatRequest) (canary.Result, error) {
-	body, err := req.Body(t.m.cfg.Name)
-	if err != nil {
-		return canary.Result{}, err
-	}
-	a, err := t.chat(ctx, body, t.tenant(req.Tenant), "canary")
-	if err != nil {
-		return canary.Result{}, err
-	}
-	return canary.Result{Status: a.status, Body: a.body, TTFB: a.ttfb, Code: a.code}, nil
+// Canary sends a probe through custody's checks on this route only.
+func (c routeClient) Canary(ctx context.Context, body []byte, tenant string) (routeclient.Answer, error) {
+	return c.chat(ctx, body, canaryTenant(tenant), "canary")
 }
 
-// Direct sends the probe straight to the route's upstream, bypassing
+// Direct sends a probe straight to the route's upstream, bypassing
 // custody (the oversize probe: what does the upstream do on its own?).
-func (t *canaryTarget) Direct(ctx context.Context, req canary.ChatRequest) (canary.Result, error) {
-	body, err := req.Body(t.rt.cfg.Model)
+func (c routeClient) Direct(ctx context.Context, body []byte) (routeclient.Answer, error) {
+	resp, err := c.rt.client.Do(ctx, upstream.Call{Path: openaiChat.path, Body: body, RequestID: "canary-direct"})
 	if err != nil {
-		return canary.Result{}, err
-	}
-	resp, err := t.rt.client.Do(ctx, upstream.Call{Path: openaiChat.path, Body: body, RequestID: "canary-direct"})
-	if err != nil {
-		return canary.Result{}, err
+		return routeclient.Answer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, t.g.cfg.Limits.MaxResponseBytes))
 	if err != nil {
-		return canary.Result{}, err
+		return routeclient.Answer{}, err
 	}
-	return canary.Result{Status: resp.StatusCode, Body: b}, nil
+	return routeclient.Answer{Status: resp.StatusCode, Body: b}, nil
 }

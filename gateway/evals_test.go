@@ -49,7 +49,7 @@ func TestRequireEvals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := eval.New(context.Background(), eval.Config{Suites: []*eval.Suite{{Name: "s", Cases: cases, Threshold: 1, Rate: 100}}, Routes: h.gw.EvalRoutes()})
+	runner, err := eval.New(context.Background(), eval.Config{Suites: []*eval.Suite{{Name: "s", Cases: cases, Threshold: 1, Rate: 100}}, Routes: eval.Routes(h.gw.Routes())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +122,13 @@ func TestRequireEvals(t *testing.T) {
 			failed = r
 		}
 	}
-	id, err := h.gw.RecordEval(context.Background(), failed)
+	id, err := h.gw.RecordEval(context.Background(), failed.Transaction())
 	if err != nil {
 		t.Fatal(err)
 	}
 	leaf := h.rec.last(t)
 	if leaf.ID != id || leaf.Endpoint != EndpointEval || leaf.Decision != "failed" || leaf.Fingerprint != "fp_2" || leaf.UpstreamModel != "big" ||
-		len(leaf.Outcomes) != 2 || leaf.Outcomes[1].Check != CheckEvalCase || !strings.HasPrefix(leaf.Outcomes[1].Detail, "recall ") ||
+		len(leaf.Outcomes) != 2 || leaf.Outcomes[1].Check != eval.CheckEvalCase || !strings.HasPrefix(leaf.Outcomes[1].Detail, "recall ") ||
 		!strings.Contains(leaf.Outcomes[0].Detail, "passed=0/1") || !strings.Contains(leaf.Outcomes[0].Detail, "failing=recall") {
 		t.Errorf("the eval leaf: %+v", leaf)
 	}
@@ -148,7 +148,7 @@ func TestEvalLeafOfTheLargestSuite(t *testing.T) {
 		rep.Cases = append(rep.Cases, eval.CaseResult{ID: id, Code: string(custody.CodeCrossRequestContamination), Digest: strings.Repeat("d", 32)})
 		rep.Regressions = append(rep.Regressions, id)
 	}
-	if _, err := h.gw.RecordEval(context.Background(), rep); err != nil {
+	if _, err := h.gw.RecordEval(context.Background(), rep.Transaction()); err != nil {
 		t.Fatal(err)
 	}
 	leaf, err := verify.EncodeLeaf(ptr(h.rec.last(t)))

@@ -22,10 +22,8 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
-	"github.com/custody-gateway/custody/canary"
 	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
-	"github.com/custody-gateway/custody/eval"
 	"github.com/custody-gateway/custody/policy"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
@@ -54,8 +52,7 @@ type Gateway struct {
 	onPath   func(model string, route int)
 	checks   checkSet
 	tracer   Tracer
-	canaries *canary.Runner
-	evals    *eval.Runner // require_evals' pass state (evals.go)
+	evals    Evals // require_evals' pass state (evals.go)
 	clients  map[string]*upstream.Client
 	probes   probes          // ProbeProviders' outcomes, for /readyz
 	llama    llamaRenderings // llama.cpp providers' renderings, as probed

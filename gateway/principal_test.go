@@ -10,8 +10,7 @@ import (
 // its own (re-enrollment by the admin, canary probes) is one config
 // refuses, so no configured tenant can read what they did.
 func TestInternalPrincipalsAreReserved(t *testing.T) {
-	target := &canaryTarget{}
-	for _, id := range []string{config.AdminPrincipal, target.tenant("").ID, target.tenant("custody-canary").ID, target.tenant("acme").ID} {
+	for _, id := range []string{config.AdminPrincipal, canaryTenant("").ID, canaryTenant("custody-canary").ID, canaryTenant("acme").ID} {
 		if !config.ReservedTenantID(id) {
 			t.Errorf("internal principal %q is not reserved", id)
 		}
@@ -20,7 +19,7 @@ func TestInternalPrincipalsAreReserved(t *testing.T) {
 			t.Errorf("a config can name a tenant %q", id)
 		}
 	}
-	if got := target.tenant("acme").ID; got != config.CanaryPrincipal+":acme" {
+	if got := canaryTenant("acme").ID; got != config.CanaryPrincipal+":acme" {
 		t.Errorf("a probe's tenant acme is %q, want it inside custody's namespace", got)
 	}
 }

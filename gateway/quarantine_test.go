@@ -15,7 +15,7 @@ import (
 // not); passing runs bring it back.
 func TestQuarantineAndRecovery(t *testing.T) {
 	h := newHarness(t, policyConfig)
-	runner, err := canary.New(context.Background(), canary.Config{Routes: h.gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho}})
+	runner, err := canary.New(context.Background(), canary.Config{Routes: canary.Routes(h.gw.Routes()), Probes: []string{canary.ProbeEcho}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ models:
 policies:
   - {name: pinned, fallback: deny}
 `)
-	runner, err := canary.New(context.Background(), canary.Config{Routes: h.gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho}})
+	runner, err := canary.New(context.Background(), canary.Config{Routes: canary.Routes(h.gw.Routes()), Probes: []string{canary.ProbeEcho}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPathChangeTriggersConfiguredCanariesOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.extra+policyConfig)
-			runner, err := canary.New(context.Background(), canary.Config{Routes: h.gw.CanaryRoutes(), Probes: []string{canary.ProbeEcho}})
+			runner, err := canary.New(context.Background(), canary.Config{Routes: canary.Routes(h.gw.Routes()), Probes: []string{canary.ProbeEcho}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -130,7 +130,9 @@ func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *p
 			if w.rendered {
 				raw = promptText(p)
 			}
-			w.scanner = contam.Admit(id, tenant, raw)
+			if sc := contam.Admit(id, tenant, raw); sc != nil {
+				w.scanner = &argScanner{Scanner: sc}
+			}
 		}
 	}()
 	return w

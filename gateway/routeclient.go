@@ -8,21 +8,26 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/config"
+	"github.com/custody-gateway/custody/internal/routeclient"
+	"github.com/custody-gateway/custody/tokenize"
 )
 
 // routeClient is the one way in-process traffic (canary probes, eval
 // cases) reaches a route: a chat completion served by custody's own
 // pipeline on exactly one route of one model, as a synthetic tenant, with
-// no fallback, recorded in the ledger like any transaction.
+// no fallback, recorded in the ledger like any transaction. It is the
+// gateway's routeclient.Client; canary.Routes and eval.Routes build their
+// targets on it.
 type routeClient struct {
 	g  *Gateway
 	m  *model
 	rt route
 }
 
-// routeClients is a client for every route, in config order.
-func (g *Gateway) routeClients() []routeClient {
-	var out []routeClient
+// Routes are a client for every route, in config order: what canaries
+// and evals run through.
+func (g *Gateway) Routes() []routeclient.Client {
+	var out []routeclient.Client
 	for i := range g.cfg.Models {
 		m := g.models[g.cfg.Models[i].Name]
 		for _, rt := range m.routes {
@@ -33,38 +38,35 @@ func (g *Gateway) routeClients() []routeClient {
 }
 
 // Name is the route's label, "model/provider".
-func (c routeClient) Name() string { return c.m.cfg.Name + "/" + c.rt.cfg.Provider }
-
-// answer is what an in-process exchange returned.
-type answer struct {
-	status int
-	body   []byte
-	ttfb   time.Duration // until the status or first byte
-	code   string        // custody's code when it rejected the answer, else ""
-}
+func (c routeClient) Name() string              { return c.m.cfg.Name + "/" + c.rt.cfg.Provider }
+func (c routeClient) Model() string             { return c.m.cfg.Name }
+func (c routeClient) Index() int                { return c.rt.index }
+func (c routeClient) UpstreamModel() string     { return c.rt.cfg.Model }
+func (c routeClient) Capacity() int             { return c.m.capacity }
+func (c routeClient) Counter() tokenize.Counter { return c.m.counter }
 
 // chat serves body (a chat completion request) as tenant on c's route;
 // remote names the caller in the request's RemoteAddr (the logs). A
 // context that ended before any answer is an error; a custody rejection
 // is an answer with its code.
-func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenant, remote string) (answer, error) {
+func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenant, remote string) (routeclient.Answer, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return answer{}, err
+		return routeclient.Answer{}, err
 	}
 	r.RemoteAddr = remote
 	w := &memoryWriter{header: http.Header{}}
 	start := time.Now()
 	tx := c.g.serve(openaiChat, w, r, &canaryProbe{tenant: tenant, route: c.rt.index})
 	if err := ctx.Err(); err != nil && w.status == 0 {
-		return answer{}, err
+		return routeclient.Answer{}, err
 	}
-	a := answer{status: w.status, body: w.body.Bytes()}
+	a := routeclient.Answer{Status: w.status, Body: w.body.Bytes()}
 	if !w.first.IsZero() {
-		a.ttfb = w.first.Sub(start)
+		a.TTFB = w.first.Sub(start)
 	}
 	if tx.Verdict == custody.Rejected {
-		a.code = string(tx.Code)
+		a.Code = string(tx.Code)
 	}
 	return a, nil
 }

@@ -56,9 +56,9 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *routeName == "" {
 		reports = runner.RunOnce(ctx)
 	} else {
-		for _, r := range a.gw.Load().CanaryRoutes() {
-			if r.Target.Name() == *routeName {
-				rep, err := runner.RunRoute(ctx, r.Model, r.Index)
+		for _, c := range a.gw.Load().Routes() {
+			if c.Name() == *routeName {
+				rep, err := runner.RunRoute(ctx, c.Model(), c.Index())
 				if err != nil {
 					fmt.Fprintf(stderr, "custody canary: %v\n", err)
 					return 1
@@ -68,8 +68,8 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		if len(reports) == 0 {
 			var names []string
-			for _, r := range a.gw.Load().CanaryRoutes() {
-				names = append(names, r.Target.Name())
+			for _, c := range a.gw.Load().Routes() {
+				names = append(names, c.Name())
 			}
 			return usageError(stderr, "no route %q (routes: %s)", *routeName, strings.Join(names, ", "))
 		}

@@ -73,8 +73,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	reports, err := a.evalRunner.RunOnce(ctx, eval.RunOptions{Suite: *suite, Route: *routeName, Pin: *pin})
 	if errors.Is(err, eval.ErrNoMatch) {
 		var routes []string
-		for _, r := range a.gw.Load().EvalRoutes() {
-			routes = append(routes, r.Target.Name())
+		for _, r := range a.gw.Load().Routes() {
+			routes = append(routes, r.Name())
 		}
 		return usageError(stderr, "no suite covers route %q (routes: %s)", *routeName, strings.Join(routes, ", "))
 	}
@@ -104,7 +104,7 @@ func (a *app) evals(ctx context.Context, cfg *config.Config, suites []*eval.Suit
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "eval")
 	}
-	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: gw.EvalRoutes(), Dir: dir,
+	r, err := eval.New(ctx, eval.Config{Suites: suites, Routes: eval.Routes(gw.Routes()), Dir: dir,
 		OnRun: func(rep eval.Report) string { return a.evalRun(gw, metrics, rep) }})
 	if err != nil {
 		return nil, fmt.Errorf("evals: %w", err)
@@ -119,7 +119,7 @@ func (a *app) evalRun(gw *gateway.Gateway, metrics *telemetry.Metrics, rep eval.
 	metrics.EvalPassRatio(rep.Suite, rep.Route, rep.Ratio)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id, err := gw.RecordEval(ctx, rep)
+	id, err := gw.RecordEval(ctx, rep.Transaction())
 	if err != nil {
 		a.logger.Error("recording an eval run", "suite", rep.Suite, "route", rep.Route, "err", err)
 	}

@@ -305,7 +305,7 @@ func (a *app) buildGateway(cfg *config.Config) (*built, error) {
 		return nil, err
 	}
 	opts := gateway.Options{AuthFailures: authFailures, Replay: replay, Inflight: a.inflight, Config: cfg, Clients: clients, Recorder: a.recorder, Logger: a.logger,
-		Contamination: gateway.Detector{D: a.detector(cfg)},
+		Contamination: contamination.Gateway{D: a.detector(cfg)},
 		Observer:      metrics,
 		KnownPaths:    a.knownPaths(),
 		Mounts:        map[string]http.Handler{"GET /metrics": metrics.Handler(), console.Prefix: con},
@@ -406,7 +406,7 @@ func (a *app) knownPaths() []gateway.Path {
 // (canary.Runner).
 func (a *app) canaries(ctx context.Context, cfg *config.Config, gw *gateway.Gateway, metrics *telemetry.Metrics) (*canary.Runner, error) {
 	r, err := canary.New(ctx, canary.Config{
-		Routes: gw.CanaryRoutes(), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
+		Routes: canary.Routes(gw.Routes()), Probes: cfg.Canaries.Probes, Interval: cfg.Canaries.Interval,
 		NeedleMaxTokens: max(cfg.Canaries.NeedleMaxTokens, 0),
 		Dir:             a.canaryDir(cfg),
 		AddSecret:       a.contam.AddSecret, RemoveSecret: a.contam.RemoveSecret,

@@ -1,26 +1,26 @@
-package gateway
+package contamination
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/custody-gateway/custody/contamination"
+	"github.com/custody-gateway/custody/gateway"
 )
 
-// TestScannerPlaces: texts of one place are one text however the
+// TestGatewayScannerPlaces: the gateway's scanner (Gateway.Admit): texts of one place are one text however the
 // stream interleaves them with other places' (a secret cut into a
 // tool call's arguments deltas between reasoning deltas is found), and
 // texts of different places never run into words of neither; the last
 // word counts once End is called, and the finding names no source.
-func TestScannerPlaces(t *testing.T) {
+func TestGatewayScannerPlaces(t *testing.T) {
 	const prompt = "internal memo: the reactor coolant bypass code for hall nine is Xv83Lq2Rt7Wm and must never leave this room"
-	newScanner := func() (*contamination.Detector, Scanner) {
-		d := contamination.New(contamination.Config{})
+	newScanner := func() (*Detector, gateway.Scanner) {
+		d := New(Config{})
 		d.Remember("victim", "beta", d.Fingerprint(prompt))
-		return d, Detector{D: d}.Admit("attacker", "acme", "tell me a story")
+		return d, Gateway{D: d}.Admit("attacker", "acme", "tell me a story")
 	}
-	args := Place{Field: "tool_calls.function.arguments", Index: 1}
-	reasoning := Place{Field: "reasoning_content"}
+	args := gateway.Place{Field: "tool_calls.function.arguments", Index: 1}
+	reasoning := gateway.Place{Field: "reasoning_content"}
 	t.Run("interleaved", func(t *testing.T) {
 		_, sc := newScanner()
 		words := strings.Fields(prompt)
@@ -29,12 +29,12 @@ func TestScannerPlaces(t *testing.T) {
 			// reasoning says something else between each piece.
 			for len(w) > 0 {
 				n := min(3, len(w))
-				sc.Write(Text{Place: args, S: w[:n]})
-				sc.Write(Text{Place: reasoning, S: "hmm "})
+				sc.Write(gateway.Text{Place: args, S: w[:n]})
+				sc.Write(gateway.Text{Place: reasoning, S: "hmm "})
 				w = w[n:]
 			}
 			if i < len(words)-1 {
-				sc.Write(Text{Place: args, S: " "})
+				sc.Write(gateway.Text{Place: args, S: " "})
 			}
 		}
 		sc.End()
@@ -51,8 +51,8 @@ func TestScannerPlaces(t *testing.T) {
 		_, sc := newScanner()
 		// "Xv83" in one place and "Lq2Rt7Wm" in another are not the
 		// nonce: a client never reads them as one word.
-		sc.Write(Text{Place: args, S: "code Xv83"})
-		sc.Write(Text{Place: reasoning, S: "Lq2Rt7Wm"})
+		sc.Write(gateway.Text{Place: args, S: "code Xv83"})
+		sc.Write(gateway.Text{Place: reasoning, S: "Lq2Rt7Wm"})
 		sc.End()
 		if _, found := sc.Finding(); found {
 			t.Error("two places' texts were read as one word")
@@ -61,7 +61,7 @@ func TestScannerPlaces(t *testing.T) {
 	})
 	t.Run("last word", func(t *testing.T) {
 		_, sc := newScanner()
-		sc.Write(Text{Place: Place{Field: "content"}, S: "Here it is: Xv83Lq2Rt7Wm"})
+		sc.Write(gateway.Text{Place: gateway.Place{Field: "content"}, S: "Here it is: Xv83Lq2Rt7Wm"})
 		if _, found := sc.Finding(); found {
 			t.Log("found before End (the word was known whole early)")
 		}
@@ -71,27 +71,12 @@ func TestScannerPlaces(t *testing.T) {
 		}
 		sc.Close(false)
 	})
-	t.Run("escaped arguments", func(t *testing.T) {
-		for _, field := range []string{"tool_calls.function.arguments", "partial_json", "response.function_call_arguments.delta"} {
-			_, sc := newScanner()
-			// {"code":"Xv83Lq2Rt7Wm"} with the nonce's first letter
-			// escaped, in deltas: the application reads the nonce.
-			for _, piece := range []string{`{"co`, `de":"\u00`, `58v83Lq2`, `Rt7Wm"}`} {
-				sc.Write(Text{Place: Place{Field: field, Index: 2}, S: piece})
-			}
-			sc.End()
-			if _, found := sc.Finding(); !found {
-				t.Errorf("%s: an escaped secret in streamed arguments was not found", field)
-			}
-			sc.Close(false)
-		}
-	})
 	t.Run("whole texts and many places", func(t *testing.T) {
 		_, sc := newScanner()
 		for i := range maxPlaces + 5 {
-			sc.Write(Text{Place: Place{Field: "tool_calls.function.name", Index: i}, S: "f"})
+			sc.Write(gateway.Text{Place: gateway.Place{Field: "tool_calls.function.name", Index: i}, S: "f"})
 		}
-		sc.Write(Text{Place: Place{Field: "input"}, S: "Xv83Lq2Rt7Wm", Whole: true})
+		sc.Write(gateway.Text{Place: gateway.Place{Field: "input"}, S: "Xv83Lq2Rt7Wm", Whole: true})
 		sc.End()
 		if _, found := sc.Finding(); !found {
 			t.Error("a whole text past maxPlaces was not scanned")
