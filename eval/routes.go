@@ -9,28 +9,18 @@ import (
 // Routes are the gateway's routes (gateway.Gateway.Routes) as eval
 // targets: each case runs through custody's own pipeline on exactly that
 // route, as custody:eval, under the canaries' policy (one route, no
-// fallback), recorded as eval traffic.
+// fallback).
 func Routes(clients []routeclient.Client) []Route {
-	out := make([]Route, 0, len(clients))
-	for _, c := range clients {
-		out = append(out, Route{Model: c.Model(), Index: c.Index(), Target: target{c}})
-	}
-	return out
+	return routeclient.Routes(clients, func(c routeclient.Client) Route {
+		return Route{Model: c.Model(), Index: c.Index(), Target: target{c}}
+	})
 }
 
-type target struct{ c routeclient.Client }
-
-func (t target) Name() string { return t.c.Name() }
+// target is a route client as a Target (its Name is the client's).
+type target struct{ routeclient.Client }
 
 // Chat sends the case through custody's checks on this route only.
 func (t target) Chat(ctx context.Context, req Request) (Result, error) {
-	body, err := req.Body(t.c.Model())
-	if err != nil {
-		return Result{}, err
-	}
-	a, err := t.c.Eval(ctx, body)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Status: a.Status, Body: a.Body, Code: a.Code}, nil
+	a, err := routeclient.Send(ctx, t.Model(), req.Body, t.Eval)
+	return Result{Status: a.Status, Body: a.Body, Code: a.Code}, err
 }

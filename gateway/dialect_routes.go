@@ -21,9 +21,9 @@ import (
 // and the endpoints that go with them.
 func (g *Gateway) mountDialects(mux *http.ServeMux) {
 	mux.Handle("/v1/messages", g.proxy(messages))
-	mux.Handle("/v1/messages/count_tokens", g.onlyIn(http.MethodPost, messages, g.handleIn(messages, g.countTokens)))
+	mux.Handle("/v1/messages/count_tokens", g.onlyIn(http.MethodPost, messages, g.handleIn(messages, g.countTokens(messagesCount))))
 	mux.Handle("/v1/responses", g.proxy(responsesFront))
-	mux.Handle("/v1/responses/input_tokens", g.onlyIn(http.MethodPost, responsesFront, g.handleIn(responsesFront, g.inputTokens)))
+	mux.Handle("/v1/responses/input_tokens", g.onlyIn(http.MethodPost, responsesFront, g.handleIn(responsesFront, g.countTokens(responsesCount))))
 	mux.Handle("/v1/responses/{id}", g.onlyIn(http.MethodGet, responsesFront, g.handleIn(responsesFront, g.getResponse)))
 	mux.Handle("/v1/models/{id}", g.only(http.MethodGet, g.handle(g.getModel)))
 }
@@ -62,38 +62,90 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) error {
 		"type": "model", "display_name": id, "created_at": "1970-01-01T00:00:00Z"})
 }
 
-// countTokens answers POST /v1/messages/count_tokens: locally where
-// custody counts the prompt exactly (the model has a chat template and its
-// first route an engine that renders it: llamacpp, vllm, sglang, sim);
-// else from the first kind: anthropic route, which counts it itself; else
+// countEndpoint is one dialect's count-tokens endpoint: POST
+// /v1/messages/count_tokens (messagesCount) and POST
+// /v1/responses/input_tokens (responsesCount). custody answers locally
+// where it counts the prompt exactly (the model has a chat template and
+// its first route an engine that renders it: llamacpp, vllm, sglang,
+// sim); else from the first route whose provider counts it itself; else
 // 501. Nothing is generated, so nothing is recorded.
-func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) error {
-	t, err := g.keys.tenant(r)
-	if err != nil {
-		return err
+type countEndpoint struct {
+	parse func(body []byte) (model string, req countRequest, err error)
+	// answer is the body of a local count of n tokens.
+	answer func(n int) any
+	// counts says whether a route's provider counts the prompt itself,
+	// at path (under the provider's base URL); counter names such a
+	// route in the 501.
+	counts  func(p *config.Provider) bool
+	path    string
+	counter string
+}
+
+// countRequest is a parsed count-tokens request.
+type countRequest interface {
+	ToChat() ([]byte, error)
+	WithModel(model string) []byte
+}
+
+var (
+	messagesCount = countEndpoint{
+		parse:   countParser(anthropic.ParseCountTokens, func(r *anthropic.Request) string { return r.Model }),
+		answer:  func(n int) any { return map[string]int{"input_tokens": n} },
+		counts:  func(p *config.Provider) bool { return p.Kind == config.KindAnthropic },
+		path:    "/messages/count_tokens",
+		counter: "kind: anthropic route",
 	}
-	body, err := g.readBody(w, r)
-	if err != nil {
-		return err
+	responsesCount = countEndpoint{
+		parse:   countParser(responses.ParseRequest, func(r *responses.Request) string { return r.Model }),
+		answer:  func(n int) any { return map[string]any{"object": "response.input_tokens", "input_tokens": n} },
+		counts:  func(p *config.Provider) bool { return p.Responses },
+		path:    "/responses/input_tokens",
+		counter: "route with responses: true",
 	}
-	req, err := anthropic.ParseCountTokens(body)
-	if err != nil {
-		return err
-	}
-	m, err := g.tenantModel(t, req.Model, custody.CodeInvalidRequest)
-	if err != nil {
-		return err
-	}
-	if n, ok := g.countLocally(m, req); ok {
-		return writeJSON(w, map[string]int{"input_tokens": n})
-	}
-	for _, rt := range m.routes {
-		if rt.prov.Kind == config.KindAnthropic {
-			return g.forwardCount(w, r.Context(), rt, "/messages/count_tokens", req.WithModel(rt.cfg.Model))
+)
+
+// countParser is a dialect's parser as a countEndpoint's parse; model
+// reads the request's model.
+func countParser[R countRequest](parse func([]byte) (R, error), model func(R) string) func([]byte) (string, countRequest, error) {
+	return func(body []byte) (string, countRequest, error) {
+		req, err := parse(body)
+		if err != nil {
+			return "", nil, err
 		}
+		return model(req), req, nil
 	}
-	return &custody.Error{Code: custody.CodeInvalidRequest, HTTPStatus: http.StatusNotImplemented, Param: "model",
-		Message: "custody cannot count the prompt of model " + req.Model + " exactly (no chat template, or its route's engine is auto or openai) and no kind: anthropic route can count it"}
+}
+
+// countTokens serves e: the one count-tokens handler of every dialect.
+func (g *Gateway) countTokens(e countEndpoint) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		t, err := g.keys.tenant(r)
+		if err != nil {
+			return err
+		}
+		body, err := g.readBody(w, r)
+		if err != nil {
+			return err
+		}
+		name, req, err := e.parse(body)
+		if err != nil {
+			return err
+		}
+		m, err := g.tenantModel(t, name, custody.CodeInvalidRequest)
+		if err != nil {
+			return err
+		}
+		if n, ok := g.countLocally(m, req); ok {
+			return writeJSON(w, e.answer(n))
+		}
+		for _, rt := range m.routes {
+			if e.counts(rt.prov) {
+				return g.forwardCount(w, r.Context(), rt, e.path, req.WithModel(rt.cfg.Model))
+			}
+		}
+		return &custody.Error{Code: custody.CodeInvalidRequest, HTTPStatus: http.StatusNotImplemented, Param: "model",
+			Message: "custody cannot count the prompt of model " + name + " exactly (no chat template, or its route's engine is auto or openai) and no " + e.counter + " can count it"}
+	}
 }
 
 // countLocally is the prompt's exact count, when custody has one.
@@ -121,38 +173,6 @@ func (g *Gateway) countLocally(m *model, req interface{ ToChat() ([]byte, error)
 		return 0, false
 	}
 	return pp.Count().For(e).Local, true
-}
-
-// inputTokens answers POST /v1/responses/input_tokens as countTokens
-// answers count_tokens: locally where the count is exact, else from the
-// first route with responses: true, else 501.
-func (g *Gateway) inputTokens(w http.ResponseWriter, r *http.Request) error {
-	t, err := g.keys.tenant(r)
-	if err != nil {
-		return err
-	}
-	body, err := g.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	req, err := responses.ParseRequest(body)
-	if err != nil {
-		return err
-	}
-	m, err := g.tenantModel(t, req.Model, custody.CodeInvalidRequest)
-	if err != nil {
-		return err
-	}
-	if n, ok := g.countLocally(m, req); ok {
-		return writeJSON(w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
-	}
-	for _, rt := range m.routes {
-		if rt.prov.Responses {
-			return g.forwardCount(w, r.Context(), rt, "/responses/input_tokens", req.WithModel(rt.cfg.Model))
-		}
-	}
-	return &custody.Error{Code: custody.CodeInvalidRequest, HTTPStatus: http.StatusNotImplemented, Param: "model",
-		Message: "custody cannot count the prompt of model " + req.Model + " exactly (no chat template, or its route's engine is auto or openai) and no route with responses: true can count it"}
 }
 
 // forwardCount relays the count of a route whose provider counts.

@@ -35,9 +35,13 @@ import (
 // in chat.
 func (s *Server) handleDialects() {
 	s.mux.HandleFunc("POST /v1/messages", s.adaptWith(s.messages, writeMessagesError))
-	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.adaptWith(s.countTokens, writeMessagesError))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.adaptWith(countTokens(s, anthropic.ParseCountTokens,
+		func(r *anthropic.Request) string { return r.Model },
+		func(n int) any { return map[string]int{"input_tokens": n} }), writeMessagesError))
 	s.mux.HandleFunc("POST /v1/responses", s.adaptWith(s.responses, writeResponsesError))
-	s.mux.HandleFunc("POST /v1/responses/input_tokens", s.adaptWith(s.inputTokens, writeResponsesError))
+	s.mux.HandleFunc("POST /v1/responses/input_tokens", s.adaptWith(countTokens(s, responses.ParseRequest,
+		func(r *responses.Request) string { return r.Model },
+		func(n int) any { return map[string]any{"object": "response.input_tokens", "input_tokens": n} }), writeResponsesError))
 }
 
 // writeMessagesError writes err in Anthropic's error shape.
@@ -154,45 +158,29 @@ func (s *Server) messageEvents(c *call, head envelope, res *result, u *usage, fo
 	}, head)
 }
 
-// countTokens serves POST /v1/messages/count_tokens: the prompt as chat
-// would render and count it.
-func (s *Server) countTokens(c *call) error {
-	req, err := anthropic.ParseCountTokens(c.body)
-	if err != nil {
-		return err
+// countTokens serves a count-tokens endpoint, POST
+// /v1/messages/count_tokens or POST /v1/responses/input_tokens: the
+// prompt parse reads (for the model model names), as chat would render
+// and count it, in the body answer makes of the count.
+func countTokens[R interface{ ToChat() ([]byte, error) }](s *Server, parse func([]byte) (R, error), model func(R) string, answer func(n int) any) func(*call) error {
+	return func(c *call) error {
+		req, err := parse(c.body)
+		if err != nil {
+			return err
+		}
+		if err := s.checkModel(model(req)); err != nil {
+			return err
+		}
+		chatBody, err := req.ToChat()
+		if err != nil {
+			return err
+		}
+		n, err := s.countChat(chatBody)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c.w, answer(n))
 	}
-	if err := s.checkModel(req.Model); err != nil {
-		return err
-	}
-	chatBody, err := req.ToChat()
-	if err != nil {
-		return err
-	}
-	n, err := s.countChat(chatBody)
-	if err != nil {
-		return err
-	}
-	return writeJSON(c.w, map[string]int{"input_tokens": n})
-}
-
-// inputTokens serves POST /v1/responses/input_tokens, as countTokens.
-func (s *Server) inputTokens(c *call) error {
-	req, err := responses.ParseRequest(c.body)
-	if err != nil {
-		return err
-	}
-	if err := s.checkModel(req.Model); err != nil {
-		return err
-	}
-	chatBody, err := req.ToChat()
-	if err != nil {
-		return err
-	}
-	n, err := s.countChat(chatBody)
-	if err != nil {
-		return err
-	}
-	return writeJSON(c.w, map[string]any{"object": "response.input_tokens", "input_tokens": n})
 }
 
 // countChat is the token count of a chat body's rendered prompt, as

@@ -53,3 +53,23 @@ type Answer struct {
 	// Code is custody's code when it rejected the answer, else "".
 	Code string
 }
+
+// Routes is route(c) of every client, in order: how canary.Routes and
+// eval.Routes make their runners' routes of the gateway's clients.
+func Routes[R any](clients []Client, route func(Client) R) []R {
+	out := make([]R, 0, len(clients))
+	for _, c := range clients {
+		out = append(out, route(c))
+	}
+	return out
+}
+
+// Send sends the request body(Model()) by send, one of c's methods
+// (c.Canary, c.Eval, c.Direct, closed over their other arguments).
+func Send(ctx context.Context, model string, body func(model string) ([]byte, error), send func(context.Context, []byte) (Answer, error)) (Answer, error) {
+	b, err := body(model)
+	if err != nil {
+		return Answer{}, err
+	}
+	return send(ctx, b)
+}
