@@ -10,9 +10,7 @@ import (
 // targets: each probe runs through custody's own pipeline on exactly that
 // route, recorded in the ledger as canary traffic.
 func Routes(clients []routeclient.Client) []Route {
-	return routeclient.Routes(clients, func(c routeclient.Client) Route {
-		return Route{Model: c.Model(), Index: c.Index(), Target: target{c}}
-	})
+	return routeclient.Routes(clients, func(c routeclient.Client) Target { return target{c} })
 }
 
 // target is a route client as a CountingTarget (its Name, Capacity and

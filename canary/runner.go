@@ -13,18 +13,14 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/internal/coalesce"
-
+	"github.com/custody-gateway/custody/internal/routeclient"
 	"github.com/custody-gateway/custody/tokenize"
 )
 
 // Route is one route the Runner probes: the client-facing model, the
 // route's index in the model's routes (as Quarantined and Trigger name
 // it) and the gateway's Target for it.
-type Route struct {
-	Model  string
-	Index  int
-	Target Target
-}
+type Route = routeclient.Route[Target]
 
 // Config configures a Runner. Zero fields take the defaults given.
 type Config struct {

@@ -11,9 +11,7 @@ import (
 // route, as custody:eval, under the canaries' policy (one route, no
 // fallback).
 func Routes(clients []routeclient.Client) []Route {
-	return routeclient.Routes(clients, func(c routeclient.Client) Route {
-		return Route{Model: c.Model(), Index: c.Index(), Target: target{c}}
-	})
+	return routeclient.Routes(clients, func(c routeclient.Client) Target { return target{c} })
 }
 
 // target is a route client as a Target (its Name is the client's).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/internal/coalesce"
+	"github.com/custody-gateway/custody/internal/routeclient"
 )
 
 // Target is one route of one model as the gateway exposes it to eval
@@ -32,12 +33,9 @@ type Result struct {
 	Code   string // custody's rejection code, "" when served
 }
 
-// Route is one route the Runner evaluates.
-type Route struct {
-	Model  string
-	Index  int
-	Target Target
-}
+// Route is one route the Runner evaluates: its model, its index in the
+// model's routes and the Target for it.
+type Route = routeclient.Route[Target]
 
 // Config configures a Runner.
 type Config struct {

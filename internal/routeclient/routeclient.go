@@ -54,12 +54,23 @@ type Answer struct {
 	Code string
 }
 
-// Routes is route(c) of every client, in order: how canary.Routes and
-// eval.Routes make their runners' routes of the gateway's clients.
-func Routes[R any](clients []Client, route func(Client) R) []R {
-	out := make([]R, 0, len(clients))
+// Route is one route a runner runs on: the client-facing model, the
+// route's index in the model's routes (as the gateway's Health, Canaries
+// and Evals name it) and the runner's target for it (canary.Route is a
+// Route[canary.Target], eval.Route a Route[eval.Target]).
+type Route[T any] struct {
+	Model  string
+	Index  int
+	Target T
+}
+
+// Routes are the routes of every client, in order, each with the target
+// a runner makes of it: how canary.Routes and eval.Routes make their
+// runners' routes of the gateway's clients.
+func Routes[T any](clients []Client, target func(Client) T) []Route[T] {
+	out := make([]Route[T], 0, len(clients))
 	for _, c := range clients {
-		out = append(out, route(c))
+		out = append(out, Route[T]{Model: c.Model(), Index: c.Index(), Target: target(c)})
 	}
 	return out
 }
