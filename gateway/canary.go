@@ -73,7 +73,7 @@ func (c routeClient) Direct(ctx context.Context, body []byte) (routeclient.Answe
 		return routeclient.Answer{}, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, t.g.cfg.Limits.MaxResponseBytes))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, c.g.cfg.Limits.MaxResponseBytes))
 	if err != nil {
 		return routeclient.Answer{}, err
 	}
