@@ -24,13 +24,15 @@ const auditSynopsis = "custody audit --log URL|DIR [--state FILE] [--key VKEY] [
 // 2 usage error.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("audit", stderr)
-	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root")
-	state := fs.String("state", "", "file remembering the last clean checkpoint; created if absent, updated when clean")
-	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band); none: the key the log publishes")
-	cfgPath := fs.String("config", "", "audit every log shard the index of this config lists, instead of one --log")
-	stateDir := fs.String("state-dir", "", "with --config: directory of one state file per shard")
+	logLoc := fs.String("log", "", "the log at `URL|DIR`: a directory or an http(s) URL of its /log/ root")
+	state := fs.String("state", "", "`FILE` remembering the last clean checkpoint; created if absent, updated when clean")
+	key := fs.String("key", "", "the log's verifier key `VKEY`, or a file holding it (pin it out of band); none: the key the log publishes")
+	cfgPath := fs.String("config", "", "audit every log shard the index of the config `FILE` lists, instead of one --log")
+	stateDir := fs.String("state-dir", "", "with --config: the `DIR` of one state file per shard")
 	wp := witnessFlags(fs)
-	withSynopsis(fs, auditSynopsis, "Audits a whole log from its public files: the checkpoint's signature, every entry hashed into\nthe signed root, and consistency with the checkpoint --state remembers. Exit 0 clean, 1 tampered.")
+	withSynopsis(fs, auditSynopsis, "Audits a whole log from its public files: the checkpoint's signature, every entry hashed into\nthe signed root, and consistency with the checkpoint --state remembers.",
+		"0  clean (and --state updated)",
+		"1  tampered, or unreadable (the reason on stderr; --state kept)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/custody-gateway/custody/canary"
 )
 
-// runCanary is `custody canary [--config FILE] [--route NAME]`: every
+// runCanary is `custody canary [--config FILE] [--route MODEL/PROVIDER]`: every
 // probe once on every route (or the one named model/provider), a table,
 // and exit 1 if any failed. The probes go through custody's own pipeline,
 // on throwaway stores (a running serve owns the data dir's ledger; its
@@ -22,8 +22,14 @@ import (
 // enrollments in the data dir, which a first run creates.
 func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("canary", stderr)
-	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
-	routeName := fs.String("route", "", "probe only this route (model/provider, as in the table)")
+	cfgPath := fs.String("config", "", "read the config from `FILE` (YAML); none: the embedded defaults")
+	routeName := fs.String("route", "", "probe only the route `MODEL/PROVIDER` (as in the table)")
+	withSynopsis(fs, "custody canary [--config FILE] [--route MODEL/PROVIDER]",
+		"Runs every canary probe once on every route (or one) through custody's own pipeline and prints a\n"+
+			"table. It uses throwaway stores (a running serve owns the ledger), but the identity enrollments\n"+
+			"in the data dir, which a first run creates.",
+		"0  every probe passed",
+		"1  a probe failed (its code in the table), or a bad config")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -19,8 +19,14 @@ import (
 // starts them.
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("doctor", stderr)
-	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
+	cfgPath := fs.String("config", "", "read the config from `FILE` (YAML); none: the embedded defaults")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	withSynopsis(fs, "custody doctor [--config FILE] [--json]",
+		"Checks the config against the live upstreams (reachable, models, context windows, token\n"+
+			"accounting, request id echo) and the disk under data_dir, a finding a line with what to change.\n"+
+			"Providers of kind sim are started as serve starts them.",
+		"0  no problem (warnings included)",
+		"1  a problem (each with its fix), or a bad config")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -28,10 +28,16 @@ import (
 // dir, which --pin writes.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("eval", stderr)
-	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
-	suite := fs.String("suite", "", "run only this suite (evals[].name)")
-	routeName := fs.String("route", "", "run only on this route (MODEL/PROVIDER, as in the table)")
+	cfgPath := fs.String("config", "", "read the config from `FILE` (YAML); none: the embedded defaults")
+	suite := fs.String("suite", "", "run only the suite `NAME` (evals[].name)")
+	routeName := fs.String("route", "", "run only on the route `MODEL/PROVIDER` (as in the table)")
 	pin := fs.Bool("pin", false, "record each run as its suite's baseline on the route, passing or not")
+	withSynopsis(fs, "custody eval [--config FILE] [--suite NAME] [--route MODEL/PROVIDER] [--pin]",
+		"Runs the config's evaluation suites once through custody's own pipeline and prints a table, each\n"+
+			"run against its threshold and its suite's baseline in the data dir (the first run records it;\n"+
+			"--pin replaces it).",
+		"0  every run met its threshold and its baseline",
+		"1  a run is under its threshold or regressed from its baseline, or a bad config or suite")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -34,14 +35,29 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// withSynopsis makes fs's usage message start with the command's synopsis
-// ("custody verify [--log URL|DIR] ... RECEIPT") and a sentence on what it
-// does, before the flags.
-func withSynopsis(fs *flag.FlagSet, synopsis, about string) {
+// withSynopsis makes fs's usage message (its -h, --help and `custody help
+// NAME`) start with the command's synopsis ("custody verify [--log
+// URL|DIR] ... RECEIPT") and what it does, then list its flags, and end
+// with its exit codes: each of exits is "CODE  meaning" (for example
+// "0  valid"), and "2  usage error", which every command shares, follows
+// them. A flag's placeholder is the word in backquotes in its usage
+// ("read the config from `FILE`"), as flag.PrintDefaults shows it.
+func withSynopsis(fs *flag.FlagSet, synopsis, about string, exits ...string) {
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", synopsis, about)
-		fs.PrintDefaults()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", synopsis, about)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintf(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+		codes := append(slices.Clone(exits), fmt.Sprintf("%d  usage error (a bad flag or argument; the reason on stderr)", exitUsage))
+		slices.Sort(codes) // by code: each starts with its single digit
+		fmt.Fprintf(w, "\nExit codes:\n")
+		for _, c := range codes {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
 	}
 }
 

@@ -18,11 +18,13 @@ import (
 // DIR/ledger/journal. DIR is the config's data_dir.
 func runLedger(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("ledger", stderr)
-	data := fs.String("data", "./custody-data", "the gateway's data_dir (its ledger is DIR/ledger); stop the gateway first")
+	data := fs.String("data", "./custody-data", "the gateway's data_dir `DIR` (its ledger is DIR/ledger); stop the gateway first")
 	withSynopsis(fs, "custody ledger check|repair [--data DIR]",
 		"check reports whether the ledger's journal is intact: exit 0 intact (or a torn tail, which serve cuts\n"+
 			"by itself), 1 corrupt. repair cuts a corrupt journal at its first bad record, after saying how many\n"+
-			"records after it are lost and which of them the log already holds.")
+			"records after it are lost and which of them the log already holds.",
+		"0  check: intact, or a torn tail; repair: repaired, or nothing to repair",
+		"1  check: corrupt (where, and what to do); repair: could not repair")
 	var action string
 	if len(args) > 0 && (args[0] == "check" || args[0] == "repair") {
 		action, args = args[0], args[1:]

@@ -4,7 +4,8 @@
 // main only calls run, which returns the exit code. Each subcommand is one
 // file (serve.go, sim.go, verify.go, audit.go, canary.go, eval.go, doctor.go, ledger.go,
 // version.go) with
-// its own flag.FlagSet; `custody COMMAND --help` lists its flags and exits 0.
+// its own flag.FlagSet; `custody COMMAND --help` says what it does, lists
+// its flags and its exit codes (withSynopsis), and exits 0.
 //
 // serve and canary run the whole gateway, whose ledger is unix-only, and
 // ledger reads its journal (serve_other.go and ledger_other.go say so
@@ -44,7 +45,7 @@ Usage:
   custody serve   [--config FILE] [--listen ADDR]
         run the gateway (no config: 127.0.0.1:8080, built-in simulator)
   custody sim     [--listen ADDR] [--model NAME]... [--fault NAME]... [--allow-fault-header]
-                  [--ownership-tags] [--capacity N] [--variant N] [--token-delay DURATION]
+                  [--ownership-tags] [--capacity TOKENS] [--variant N] [--token-delay DURATION]
                   [--prefill-delay DURATION]
         run the reference upstream simulator
   custody verify  [--log URL|DIR] [--request FILE] [--response FILE] [--key VKEY] [--wait DURATION]
@@ -54,7 +55,7 @@ Usage:
   custody audit   --log URL|DIR [--state FILE] [--key VKEY] [--witness-key VKEY]... [--witness-quorum N]
   custody audit   --config FILE [--state-dir DIR]
         verify a whole log (or every shard the config's index lists): exit 0 clean, 1 tampered
-  custody canary  [--config FILE] [--route NAME]
+  custody canary  [--config FILE] [--route MODEL/PROVIDER]
         run every canary probe once: exit 1 if any fails
   custody eval    [--config FILE] [--suite NAME] [--route MODEL/PROVIDER] [--pin]
         run the evaluation suites once through the pipeline: exit 1 if one is under its threshold
@@ -66,7 +67,8 @@ Usage:
         version, commit, Go version
   custody help [COMMAND]
 
-'custody COMMAND --help' describes a command and its flags. Exit code 2 is a usage error.
+'custody COMMAND --help' (or 'custody help COMMAND') says what a command does, its flags and its
+exit codes. Exit code 2 is a usage error.
 `
 
 // command runs one subcommand with its arguments.

@@ -21,8 +21,15 @@ import (
 // runServe runs the gateway until ctx is cancelled.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", stderr)
-	cfgPath := fs.String("config", "", "config file (YAML); none: the embedded defaults")
-	listen := fs.String("listen", "", "listen address, overriding the config's `listen`")
+	cfgPath := fs.String("config", "", "read the config from `FILE` (YAML); none: the embedded defaults")
+	listen := fs.String("listen", "", "listen on `ADDR` (host:port; :0 picks a port), overriding the config's listen key")
+	withSynopsis(fs, "custody serve [--config FILE] [--listen ADDR]",
+		"Runs the gateway: every request to an upstream is checked and recorded in the ledger, and its\n"+
+			"receipt returned. Without --config: 127.0.0.1:8080 in front of the built-in simulator. SIGHUP\n"+
+			"reloads the config file; SIGINT or SIGTERM stops it (in-flight requests get 30 s).",
+		"0  stopped by SIGINT or SIGTERM after a clean shutdown",
+		"1  refused to start (a bad config, each bad key on stderr; a corrupt journal; the address in use),\n"+
+			"     or the server failed")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

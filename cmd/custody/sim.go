@@ -15,16 +15,24 @@ import (
 // runSim runs the reference upstream simulator alone.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("sim", stderr)
-	listen := fs.String("listen", "127.0.0.1:9000", "address to listen on")
+	listen := fs.String("listen", "127.0.0.1:9000", "listen on `ADDR` (host:port)")
 	var models, faults stringList
-	fs.Var(&models, "model", "model name served (repeatable; default sim-1)")
-	fs.Var(&faults, "fault", "fault applied to every request (repeatable): "+faultNames())
+	fs.Var(&models, "model", "serve the model `NAME` (repeatable; default sim-1)")
+	fs.Var(&faults, "fault", "apply the fault `NAME` to every request (repeatable): "+faultNames())
 	allowHeader := fs.Bool("allow-fault-header", false, "honour X-Sim-Fault on each request")
 	tags := fs.Bool("ownership-tags", false, "KV pages carry (request, tenant, generation); foreign reads fail closed")
-	capacity := fs.Int("capacity", 0, "prompt tokens prefill accepts (default 32768)")
-	variant := fs.Int("variant", 0, "0 = the honest model; n > 0 = a close variant")
-	delay := fs.Duration("token-delay", 0, "model time per generated token")
-	prefill := fs.Duration("prefill-delay", 0, "model time per prompt token the prefix cache does not hold (e.g. 20us)")
+	capacity := fs.Int("capacity", 0, "prefill accepts `TOKENS` prompt tokens (default 32768)")
+	variant := fs.Int("variant", 0, "model variant `N`: 0 = the honest model; n > 0 = a close variant")
+	delay := fs.Duration("token-delay", 0, "model time per generated token, a `DURATION` (e.g. 5ms)")
+	prefill := fs.Duration("prefill-delay", 0, "model time per prompt token the prefix cache does not hold, a `DURATION` (e.g. 20us)")
+	withSynopsis(fs, "custody sim [--listen ADDR] [--model NAME]... [--fault NAME]... [--allow-fault-header]\n"+
+		"                  [--ownership-tags] [--capacity TOKENS] [--variant N] [--token-delay DURATION]\n"+
+		"                  [--prefill-delay DURATION]",
+		"Runs the reference upstream simulator alone: an OpenAI-compatible API on ADDR/v1, deterministic,\n"+
+			"honest unless told to misbehave with --fault (or X-Sim-Fault, with --allow-fault-header).\n"+
+			"SIGINT or SIGTERM stops it.",
+		"0  stopped by SIGINT or SIGTERM after a clean shutdown",
+		"1  could not start (the address in use) or the server failed")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

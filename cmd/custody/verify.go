@@ -26,18 +26,20 @@ const verifySynopsis = "custody verify [--log URL|DIR] [--request FILE] [--respo
 // follow the receipt.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
-	logLoc := fs.String("log", "", "the log: a directory or an http(s) URL of its /log/ root; none: the receipt's own checkpoint and proof only")
-	reqFile := fs.String("request", "", "the exact request body bytes, to open the request commitment")
-	respFile := fs.String("response", "", "the exact response body bytes, to open the response commitment")
-	key := fs.String("key", "", "the log's verifier key, or a file holding it (pin it out of band: GET /log/verifier once, keep it); none: the key the log publishes")
-	wait := fs.Duration("wait", 0, "with --log: poll the log up to this long (e.g. 2s) until it holds the receipt's leaf, instead of exiting 3 at once")
+	logLoc := fs.String("log", "", "the log at `URL|DIR`: a directory or an http(s) URL of its /log/ root; none: the receipt's own checkpoint and proof only")
+	reqFile := fs.String("request", "", "the `FILE` of the exact request body bytes, to open the request commitment")
+	respFile := fs.String("response", "", "the `FILE` of the exact response body bytes, to open the response commitment")
+	key := fs.String("key", "", "the log's verifier key `VKEY`, or a file holding it (pin it out of band: GET /log/verifier once, keep it); none: the key the log publishes")
+	wait := fs.Duration("wait", 0, "with --log: poll the log up to `DURATION` (e.g. 2s) until it holds the receipt's leaf, instead of exiting 3 at once")
 	offline := fs.Bool("offline", false, "check a bundle (or an integrated receipt) with the pinned keys only: no log, no network")
-	export := fs.String("export", "", "after verifying, write the receipt as a self-contained offline bundle to this file (- for stdout)")
+	export := fs.String("export", "", "after verifying, write the receipt as a self-contained offline bundle to `FILE` (- for stdout)")
 	wp := witnessFlags(fs)
 	withSynopsis(fs, verifySynopsis, "Verifies a receipt: the gateway's signature, that the request and response bytes open its\n"+
 		"commitments, its inclusion in the log, and (with --witness-key) the witnesses' cosignatures on the\n"+
-		"checkpoint. Exit 0 valid, 1 invalid (reason on stderr), 2 usage error, 3 valid signature but not yet\n"+
-		"integrated in the log (retry, or use --wait).")
+		"checkpoint. RECEIPT is a file, or - for stdin.",
+		"0  valid",
+		"1  invalid (the reason on stderr)",
+		"3  the signature is valid but the log does not hold the leaf yet (retry, or use --wait)")
 	pos, code, ok := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -235,8 +237,8 @@ type witnessFlag struct {
 
 func witnessFlags(fs *flag.FlagSet) *witnessFlag {
 	w := &witnessFlag{}
-	fs.Var(&w.keys, "witness-key", "a witness's cosignature verifier key (C2SP vkey, as litewitness prints it), or a file holding it; repeatable")
-	w.quorum = fs.Int("witness-quorum", 0, "how many of the --witness-key witnesses must have cosigned the checkpoint (default: all of them)")
+	fs.Var(&w.keys, "witness-key", "a witness's cosignature verifier key `VKEY` (C2SP vkey, as litewitness prints it), or a file holding it; repeatable")
+	w.quorum = fs.Int("witness-quorum", 0, "`N` of the --witness-key witnesses must have cosigned the checkpoint (default: all of them)")
 	return w
 }
 

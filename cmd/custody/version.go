@@ -16,7 +16,8 @@ var version, commit = "dev", ""
 // from, and the Go toolchain and platform.
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", stderr)
-	withSynopsis(fs, "custody version", "Prints custody's version, the commit it was built from, and the Go version and platform.")
+	withSynopsis(fs, "custody version", "Prints custody's version, the commit it was built from, and the Go version and platform.",
+		"0  printed")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
