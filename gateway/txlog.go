@@ -11,20 +11,26 @@ import (
 )
 
 // logTransaction writes the transaction's log line: level INFO, message
-// "transaction", its identity, route, verdict and counts, never a prompt
-// or a response. With Options.TransactionLog the line is encoded here
+// "transaction", its identity, route, verdict and counts, and for a
+// refused request its code and the parameter it blames (custody.Error's
+// Param: "messages[2].role", a name, never the value), never a prompt or
+// a response. With Options.TransactionLog the line is encoded here
 // (appendTransactionLine) and written there, else it goes through the
 // logger.
 func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
-	cause := ""
+	cause, param := "", ""
 	if err != nil {
-		if e := clientError(err); e.Err != nil {
+		e := clientError(err)
+		if e.Err != nil {
 			cause = e.Err.Error()
 		}
+		// A parameter's path is custody's, but can hold a member name the
+		// client chose: bounded like every such string in the record.
+		param = custody.Bound(e.Param)
 	}
 	if g.txLog != nil && cause == "" {
 		bp := linePool.Get().(*[]byte)
-		line, ok := appendTransactionLine((*bp)[:0], time.Now(), tx)
+		line, ok := appendTransactionLine((*bp)[:0], time.Now(), tx, param)
 		if ok {
 			g.txLog.Write(line)
 		}
@@ -42,7 +48,7 @@ func (g *Gateway) logTransaction(tx *custody.Transaction, err error) {
 		return
 	}
 	r := slog.NewRecord(time.Now(), slog.LevelInfo, "transaction", 0)
-	r.AddAttrs(transactionAttrs(tx, cause)...)
+	r.AddAttrs(transactionAttrs(tx, param, cause)...)
 	h.Handle(ctx, r)
 }
 
@@ -51,8 +57,8 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 // transactionAttrs are the attributes of tx's log line, typed: no boxing
 // of each value, and the verdict and code as strings (as named string
 // types, slog would encode them through json.Marshal).
-func transactionAttrs(tx *custody.Transaction, cause string) []slog.Attr {
-	attrs := make([]slog.Attr, 0, 15)
+func transactionAttrs(tx *custody.Transaction, param, cause string) []slog.Attr {
+	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs, slog.String("id", tx.ID), slog.String("tenant", tx.Tenant), slog.String("endpoint", tx.Endpoint),
 		slog.String("model", tx.RequestedModel), slog.String("provider", tx.Provider), slog.String("response_model", tx.ResponseModel),
 		slog.String("verdict", string(tx.Verdict)), slog.Int("status", tx.Status),
@@ -60,6 +66,9 @@ func transactionAttrs(tx *custody.Transaction, cause string) []slog.Attr {
 		slog.Float64("duration_ms", durationMS(tx.Duration)))
 	if tx.Code != "" {
 		attrs = append(attrs, slog.String("code", string(tx.Code)))
+	}
+	if param != "" {
+		attrs = append(attrs, slog.String("param", param))
 	}
 	if len(tx.FallbackChain) > 1 {
 		attrs = append(attrs, slog.String("fallback", tx.FallbackHeader()))
@@ -73,14 +82,15 @@ func transactionAttrs(tx *custody.Transaction, cause string) []slog.Attr {
 func durationMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // appendTransactionLine appends to dst the line slog.NewJSONHandler(w,
-// nil) writes for the record of tx's attributes (without a cause) at t:
+// nil) writes for the record of tx's attributes with param (without a
+// cause) at t:
 // the same bytes (TestTransactionLineMatchesSlog,
 // FuzzTransactionLine), without slog's record, attribute walk and
 // json.Marshal of the duration. It reports false, dst unchanged, where a
 // string needs escaping (a control character, a quote, a backslash,
 // anything not ASCII): the caller then logs through slog, so the two
 // cannot disagree.
-func appendTransactionLine(dst []byte, t time.Time, tx *custody.Transaction) ([]byte, bool) {
+func appendTransactionLine(dst []byte, t time.Time, tx *custody.Transaction, param string) ([]byte, bool) {
 	if y := t.Year(); y < 0 || y >= 10000 {
 		return dst, false // slog writes an error in place of the time
 	}
@@ -88,7 +98,7 @@ func appendTransactionLine(dst []byte, t time.Time, tx *custody.Transaction) ([]
 	if len(tx.FallbackChain) > 1 {
 		fallback = tx.FallbackHeader()
 	}
-	for _, s := range [...]string{tx.ID, tx.Tenant, tx.Endpoint, tx.RequestedModel, tx.Provider, tx.ResponseModel, string(tx.Verdict), string(tx.Code), fallback} {
+	for _, s := range [...]string{tx.ID, tx.Tenant, tx.Endpoint, tx.RequestedModel, tx.Provider, tx.ResponseModel, string(tx.Verdict), string(tx.Code), param, fallback} {
 		if !plainASCII(s) {
 			return dst, false
 		}
@@ -116,6 +126,9 @@ func appendTransactionLine(dst []byte, t time.Time, tx *custody.Transaction) ([]
 	b = strconv.AppendFloat(append(b, `,"duration_ms":`...), ms, 'f', -1, 64)
 	if tx.Code != "" {
 		b = plainField(b, `,"code":`, string(tx.Code))
+	}
+	if param != "" {
+		b = plainField(b, `,"param":`, param)
 	}
 	if fallback != "" {
 		b = plainField(b, `,"fallback":`, fallback)

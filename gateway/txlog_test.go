@@ -3,8 +3,10 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +14,11 @@ import (
 )
 
 // slogLine is what slog's JSON handler writes for tx's record at t.
-func slogLine(t *testing.T, at time.Time, tx *custody.Transaction) string {
+func slogLine(t *testing.T, at time.Time, tx *custody.Transaction, param string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	r := slog.NewRecord(at, slog.LevelInfo, "transaction", 0)
-	r.AddAttrs(transactionAttrs(tx, "")...)
+	r.AddAttrs(transactionAttrs(tx, param, "")...)
 	if err := slog.NewJSONHandler(&buf, nil).Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +50,13 @@ func TestTransactionLineMatchesSlog(t *testing.T) {
 	}
 	for name, edit := range cases {
 		for _, when := range []time.Time{at, at.Truncate(time.Second), at.In(tz)} {
-			tx := lineTx()
-			edit(&tx)
-			got, ok := appendTransactionLine(nil, when, &tx)
-			if want := slogLine(t, when, &tx); !ok || string(got) != want {
-				t.Errorf("%s at %v: ok %v\n got %s\nwant %s", name, when, ok, got, want)
+			for _, param := range []string{"", "messages[0].role"} {
+				tx := lineTx()
+				edit(&tx)
+				got, ok := appendTransactionLine(nil, when, &tx, param)
+				if want := slogLine(t, when, &tx, param); !ok || string(got) != want {
+					t.Errorf("%s at %v, param %q: ok %v\n got %s\nwant %s", name, when, param, ok, got, want)
+				}
 			}
 		}
 	}
@@ -65,30 +69,81 @@ func TestTransactionLineMatchesSlog(t *testing.T) {
 	} {
 		tx := lineTx()
 		edit(&tx)
-		if got, ok := appendTransactionLine([]byte("kept"), at, &tx); ok || string(got) != "kept" {
+		if got, ok := appendTransactionLine([]byte("kept"), at, &tx, ""); ok || string(got) != "kept" {
 			t.Errorf("%s: ok %v, buffer %q; want it declined and the buffer as it was", name, ok, got)
 		}
+	}
+	tx := lineTx()
+	if got, ok := appendTransactionLine([]byte("kept"), at, &tx, `tools["a\"b"]`); ok || string(got) != "kept" {
+		t.Errorf("a quote in the param: ok %v, buffer %q; want it declined and the buffer as it was", ok, got)
+	}
+}
+
+// TestTransactionLineNamesParam: the log line of a 400 names the
+// parameter the client got wrong as well as the code, on both paths (the
+// hand-encoded line, and slog's when the error has a cause), and holds no
+// prompt or response text: not the client-visible message, which may
+// quote the request.
+func TestTransactionLineNamesParam(t *testing.T) {
+	const secret = "PROMPT-TEXT-7f3a"
+	bad := &custody.Error{Code: custody.CodeInvalidRequest, Param: "messages[2].role",
+		Message: "role must be user, assistant or system, not " + secret}
+	for name, err := range map[string]error{
+		"hand-encoded": bad,
+		"through slog": &custody.Error{Code: bad.Code, Param: bad.Param, Message: bad.Message, Err: io.ErrUnexpectedEOF},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var txLog, slogOut bytes.Buffer
+			g := &Gateway{log: slog.New(slog.NewJSONHandler(&slogOut, nil)), txLog: &txLog}
+			tx := lineTx()
+			tx.Verdict, tx.Code, tx.Status = custody.Rejected, custody.CodeInvalidRequest, 400
+			g.logTransaction(&tx, err)
+			line := txLog.String() + slogOut.String()
+			if strings.Count(line, "\n") != 1 {
+				t.Fatalf("want one line, got %q", line)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatalf("%v: %q", err, line)
+			}
+			if got["code"] != "invalid_request" || got["param"] != "messages[2].role" || got["status"] != 400.0 {
+				t.Errorf("code %v, param %v, status %v; want invalid_request, messages[2].role, 400\n%s", got["code"], got["param"], got["status"], line)
+			}
+			if strings.Contains(line, secret) {
+				t.Errorf("the line holds the request's text: %s", line)
+			}
+		})
+	}
+	// A transaction with no parameter to blame has no param member.
+	var txLog bytes.Buffer
+	g := &Gateway{log: slog.New(slog.NewJSONHandler(io.Discard, nil)), txLog: &txLog}
+	tx := lineTx()
+	g.logTransaction(&tx, nil)
+	if strings.Contains(txLog.String(), `"param"`) {
+		t.Errorf("a served transaction's line names a param: %s", txLog.String())
 	}
 }
 
 // FuzzTransactionLine: on any values, the hand-encoded line is slog's,
 // or declined with the buffer as it was.
 func FuzzTransactionLine(f *testing.F) {
-	f.Add("acme", "gpt-5.1", "openai", "model_mismatch", 200, 57, 58, int64(1717351), int64(1_800_000_000_123_456_789))
-	f.Add("a\"b", "m", "", "", 0, -1, 0, int64(0), int64(0))
-	f.Fuzz(func(t *testing.T, tenant, model, provider, code string, status, local, reported int, dur, unix int64) {
+	f.Add("acme", "gpt-5.1", "openai", "model_mismatch", "", 200, 57, 58, int64(1717351), int64(1_800_000_000_123_456_789))
+	f.Add("a\"b", "m", "", "", "", 0, -1, 0, int64(0), int64(0))
+	f.Add("acme", "gpt-5.1", "", "invalid_request", "messages[0].content", 400, -1, -1, int64(1717351), int64(1_800_000_000_123_456_789))
+	f.Add("acme", "m", "", "invalid_request", "tools[\"\\n\"]", 400, -1, -1, int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, tenant, model, provider, code, param string, status, local, reported int, dur, unix int64) {
 		tx := lineTx()
 		tx.Tenant, tx.RequestedModel, tx.Provider, tx.Code = tenant, model, provider, custody.Code(code)
 		tx.Status, tx.PromptTokensLocal, tx.PromptTokensReported, tx.Duration = status, local, reported, time.Duration(dur)
 		at := time.Unix(0, unix).UTC()
-		got, ok := appendTransactionLine([]byte("kept"), at, &tx)
+		got, ok := appendTransactionLine([]byte("kept"), at, &tx, param)
 		if !ok {
 			if string(got) != "kept" {
 				t.Fatalf("declined, but the buffer is %q", got)
 			}
 			return
 		}
-		if want := "kept" + slogLine(t, at, &tx); string(got) != want {
+		if want := "kept" + slogLine(t, at, &tx, param); string(got) != want {
 			t.Fatalf("\n got %s\nwant %s", got, want)
 		}
 	})
@@ -101,7 +156,7 @@ func BenchmarkTransactionLine(b *testing.B) {
 		b.ReportAllocs()
 		buf := make([]byte, 0, 512)
 		for b.Loop() {
-			buf, _ = appendTransactionLine(buf[:0], at, &tx)
+			buf, _ = appendTransactionLine(buf[:0], at, &tx, "")
 		}
 	})
 	b.Run("slog", func(b *testing.B) {
@@ -109,7 +164,7 @@ func BenchmarkTransactionLine(b *testing.B) {
 		h := slog.NewJSONHandler(io.Discard, nil)
 		for b.Loop() {
 			r := slog.NewRecord(at, slog.LevelInfo, "transaction", 0)
-			r.AddAttrs(transactionAttrs(&tx, "")...)
+			r.AddAttrs(transactionAttrs(&tx, "", "")...)
 			h.Handle(context.Background(), r)
 		}
 	})
