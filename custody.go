@@ -134,6 +134,13 @@ type Transaction struct {
 
 	Duration time.Duration `json:"duration_ns"`
 
+	// FinishReasons are the upstream's finish reasons, one per choice
+	// (chat and completions' finish_reason, Messages' stop_reason), in
+	// the order they came, each bounded (Bound). They are not part of
+	// the leaf (json:"-"), whose format they would change: kept in memory
+	// for the transaction's span (gen_ai.response.finish_reasons).
+	FinishReasons []string `json:"-"`
+
 	// ConfigLeaf is the log index of the config leaf (the rules) in force
 	// when the transaction was recorded; nil before any. The ledger sets
 	// it.

@@ -150,6 +150,11 @@ type Reading struct {
 	// Chat is the chat wire's response as its checks decoded it (nil
 	// from other wires), for the contract check.
 	Chat *openai.Response
+	// Finish are the finish reasons the response (or event) carries, one
+	// per choice that finished in it (chat and completions'
+	// finish_reason, Messages' stop_reason); none from the Responses
+	// wire. The exchange keeps them in the transaction, for its span.
+	Finish []string
 }
 
 // Text is one text of a response or event that a client receives.
@@ -286,4 +291,21 @@ func wireOf(f Dialect, p *config.Provider) (Dialect, Bridge) {
 		}
 	}
 	return f, nil
+}
+
+// maxFinishReasons bounds the finish reasons a transaction keeps: one a
+// choice, and a stream can repeat them without end.
+const maxFinishReasons = 64
+
+// keepFinish appends the finish reasons of a response or event to kept,
+// each bounded (custody.Bound: an upstream chose it), up to
+// maxFinishReasons.
+func keepFinish(kept, finish []string) []string {
+	for _, f := range finish {
+		if len(kept) >= maxFinishReasons {
+			break
+		}
+		kept = append(kept, custody.Bound(f))
+	}
+	return kept
 }

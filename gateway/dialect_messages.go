@@ -49,6 +49,9 @@ func (*messagesDialect) ParseResponse(body []byte) (Reading, error) {
 		return Reading{}, err
 	}
 	rd := Reading{ID: r.ID, Model: r.Model, Texts: messagesTexts(nil, body, false), Shape: r.Failure()}
+	if r.StopReason != nil && *r.StopReason != "" {
+		rd.Finish = []string{*r.StopReason}
+	}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.Prompt(), Completion: r.Usage.OutputTokens, Cached: r.Usage.Cached()}
 	}
@@ -145,6 +148,9 @@ func (s *messagesStream) Read(name, data []byte) (Event, error) {
 	case "message_delta":
 		u := s.v.Usage
 		ev.Usage = &Usage{Prompt: u.Prompt(), Completion: u.OutputTokens, Cached: u.Cached()}
+		if s.v.StopReason != "" {
+			ev.Finish = []string{s.v.StopReason}
+		}
 	case "message_stop":
 		ev.Terminal = true
 		ev.End = sse.AppendNamed(nil, "message_stop", data)

@@ -88,6 +88,11 @@ func readingOf(r *openai.Response, texts []Text) Reading {
 		texts = appendText(texts, field, choice, index, s)
 	})
 	rd := Reading{ID: r.ID, Model: r.Model, Fingerprint: r.SystemFingerprint, Texts: texts, Choices: len(r.Choices)}
+	for i := range r.Choices {
+		if f := r.Choices[i].FinishReason; f != "" {
+			rd.Finish = append(rd.Finish, f)
+		}
+	}
 	if r.Usage != nil {
 		rd.Usage = &Usage{Prompt: r.Usage.PromptTokens, Completion: r.Usage.CompletionTokens, Cached: r.Usage.Cached()}
 	}

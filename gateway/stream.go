@@ -99,6 +99,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			return x.upstreamFault(rt, err)
 		}
 		digest.add(raw.Data)
+		tx.FinishReasons = keepFinish(tx.FinishReasons, ev.Finish)
 		if ev.Usage != nil {
 			// Before the terminal check: a Responses stream reports its
 			// usage in its terminal event.

@@ -146,10 +146,9 @@ func (t *Tracer) StartAttempt(ctx context.Context, provider, model string) (stri
 }
 
 // transactionAttributes are the GenAI and custody attributes of a
-// finished transaction. finish_reasons are not kept in a Transaction, so
-// gen_ai.response.finish_reasons is omitted.
+// finished transaction.
 func transactionAttributes(tx *custody.Transaction) []attribute.KeyValue {
-	as := make([]attribute.KeyValue, 0, 14)
+	as := make([]attribute.KeyValue, 0, 15)
 	as = append(as,
 		attribute.String("gen_ai.request.model", tx.RequestedModel),
 		attribute.String("custody.verdict", string(tx.Verdict)),
@@ -171,6 +170,11 @@ func transactionAttributes(tx *custody.Transaction) []attribute.KeyValue {
 	}
 	if tx.ResponseID != "" {
 		as = append(as, attribute.String("gen_ai.response.id", tx.ResponseID))
+	}
+	if len(tx.FinishReasons) > 0 {
+		// A string array, one reason per choice, as the GenAI
+		// conventions define it.
+		as = append(as, attribute.StringSlice("gen_ai.response.finish_reasons", tx.FinishReasons))
 	}
 	// The upstream's own count is what the GenAI convention reports;
 	// custody's local count stands in when the upstream sent none.

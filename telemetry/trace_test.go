@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -244,8 +245,8 @@ func checkSpans(t *testing.T, spans []*tracepb.Span, clientTrace, clientSpan str
 					t.Errorf("%s missing", k)
 				}
 			}
-			if _, ok := a["gen_ai.response.finish_reasons"]; ok {
-				t.Error("finish_reasons set though a Transaction does not hold them")
+			if got := str(a["gen_ai.response.finish_reasons"]); got != "[stop]" {
+				t.Errorf("gen_ai.response.finish_reasons = %s, want [stop]", got)
 			}
 		})
 	}
@@ -291,5 +292,63 @@ func TestAttemptErrorsCarryNoText(t *testing.T) {
 				t.Errorf("events %v: an error event would carry the text", s.Events)
 			}
 		})
+	}
+}
+
+// TestSpanFinishReasons: a transaction's span carries the upstream's
+// finish reasons as gen_ai.response.finish_reasons, a string array (the
+// OTel GenAI semantic conventions), for a plain response and a stream;
+// a transaction with none (refused before an answer) has no such
+// attribute.
+func TestSpanFinishReasons(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tr := NewTracerWith(exp, nil)
+	defer tr.Shutdown(context.Background())
+	s := newStack(t, nil, tr)
+	for _, stream := range []bool{false, true} {
+		if status, _ := s.chat("sim-1", stream); status != 200 {
+			t.Fatalf("stream %v: status %d", stream, status)
+		}
+	}
+	// Unit: the attribute is the transaction's reasons, in order.
+	_, end := tr.StartTransaction(httptest.NewRequest("POST", "/v1/chat/completions", nil))
+	end(&custody.Transaction{RequestedModel: "two", FinishReasons: []string{"stop", "length"}})
+	_, end = tr.StartTransaction(httptest.NewRequest("POST", "/v1/chat/completions", nil))
+	end(&custody.Transaction{RequestedModel: "none", Status: 400})
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	var none bool
+	for _, sp := range exp.GetSpans() {
+		if sp.Name != SpanTransaction {
+			continue
+		}
+		var model string
+		var reasons []string
+		var found bool
+		for _, kv := range sp.Attributes {
+			switch kv.Key {
+			case "gen_ai.request.model":
+				model = kv.Value.AsString()
+			case "gen_ai.response.finish_reasons":
+				if kv.Value.Type() != attribute.STRINGSLICE {
+					t.Errorf("%s: finish_reasons is a %v, want a string array", model, kv.Value.Type())
+				}
+				reasons, found = kv.Value.AsStringSlice(), true
+			}
+		}
+		if model == "none" {
+			none = !found
+			continue
+		}
+		got = append(got, reasons)
+	}
+	want := [][]string{{"stop"}, {"stop"}, {"stop", "length"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("finish reasons of the plain, streamed and unit spans: %q, want %q", got, want)
+	}
+	if !none {
+		t.Error("a transaction without finish reasons has a gen_ai.response.finish_reasons attribute")
 	}
 }
