@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,22 +219,77 @@ func TestCommitQuantile(t *testing.T) {
 // scrape, and the waits over schedSlow counted from its buckets.
 func TestScrapeSched(t *testing.T) {
 	body := func(slow int) []byte {
-		return fmt.Appendf(nil, "go_sched_latencies_seconds_bucket{le=\"8.191999999999999e-05\"} 90\n"+
+		return fmt.Appendf(nil, "custody_ledger_fsyncs_total 1\n"+
+			"# TYPE go_sched_latencies_seconds histogram\n"+
+			"go_sched_latencies_seconds_bucket{le=\"8.191999999999999e-05\"} 90\n"+
 			"go_sched_latencies_seconds_bucket{le=\"0.0009175039999999999\"} 97\n"+
 			"go_sched_latencies_seconds_bucket{le=\"0.010485759999999998\"} %d\n"+
-			"go_sched_latencies_seconds_bucket{le=\"+Inf\"} %d\n", 97+slow, 97+slow)
+			"go_sched_latencies_seconds_bucket{le=\"+Inf\"} %d\n"+
+			"go_sched_latencies_seconds_sum 0.05\n"+
+			"go_sched_latencies_seconds_count %d\n", 97+slow, 97+slow, 97+slow)
 	}
 	var js [2]scrape
 	for i, slow := range []int{0, 4} {
-		h, err := scrapeHistogram(body(slow), schedBucketLine)
-		if err != nil {
-			t.Fatal(err)
+		j, found, err := parseScrape(body(slow))
+		if err != nil || !found {
+			t.Fatal(found, err)
 		}
-		js[i] = scrape{sched: h}
+		js[i] = j
 	}
 	m := &mode{}
 	m.addSched(js[0], js[1])
 	if m.OpenSched != 4 || m.OpenSchedSlow != 4 || m.SchedSlowBound != 0.0009175039999999999 {
 		t.Fatalf("waits %d, over %g s %d; want 4, 4 over 0.000917504", m.OpenSched, m.SchedSlowBound, m.OpenSchedSlow)
+	}
+}
+
+// TestParseScrape: a real /metrics scrape of custody serve
+// (testdata/metrics.txt: the default config, three chat completions)
+// gives the journal's fsyncs, its group-commit histogram and the
+// runtime's scheduling latencies, as the exposition format defines them,
+// not as a line happens to look: the same scrape with timestamps on its
+// samples, its labels in another order or its families in another order
+// reads the same; a scrape that is not the format is an error, and one
+// without the fsync counter (an older custody) is not found.
+func TestParseScrape(t *testing.T) {
+	real, err := os.ReadFile("testdata/metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, found, err := parseScrape(real)
+	if err != nil || !found {
+		t.Fatalf("parseScrape: found %v, %v", found, err)
+	}
+	if want.syncs != 4 || want.commits.count != 4 || len(want.commits.bounds) != 34 || want.sched.count != 103 {
+		t.Fatalf("fsyncs %d, commits %d in %d buckets, scheduling waits %d; want 4, 4 in 34, 103",
+			want.syncs, want.commits.count, len(want.commits.bounds), want.sched.count)
+	}
+	if !slices.IsSorted(want.commits.bounds) || !slices.IsSorted(want.sched.bounds) || want.commits.bounds[0] != 2.5e-05 {
+		t.Errorf("bounds not ascending from 2.5e-05: %v, %v", want.commits.bounds, want.sched.bounds)
+	}
+	if c := want.commits.cumulative; c[len(c)-1] > want.commits.count || c[0] != 0 {
+		t.Errorf("commit buckets %v, count %d", c, want.commits.count)
+	}
+
+	stamped := regexp.MustCompile(`(?m)^([a-z_]+(\{[^}]*\})? [^ \n]+)$`).ReplaceAll(real, []byte("$1 1765000000000"))
+	labelled := bytes.ReplaceAll(real, []byte(`custody_ledger_commit_seconds_bucket{le=`), []byte(`custody_ledger_commit_seconds_bucket{shard="0",le=`))
+	for _, m := range []string{"custody_ledger_commit_seconds_sum", "custody_ledger_commit_seconds_count"} {
+		labelled = bytes.ReplaceAll(labelled, []byte(m+" "), []byte(m+`{shard="0"} `))
+	}
+	// The runtime's families first: the format does not order families.
+	i := bytes.Index(real, []byte("# HELP go_"))
+	reordered := append(slices.Clone(real[i:]), real[:i]...)
+	for name, b := range map[string][]byte{"timestamps": stamped, "another label first": labelled, "families reordered": reordered} {
+		got, found, err := parseScrape(b)
+		if err != nil || !found || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: found %v, err %v\n got %+v\nwant %+v", name, found, err, got, want)
+		}
+	}
+
+	if _, found, err := parseScrape(bytes.ReplaceAll(real, []byte("custody_ledger_fsyncs_total"), []byte("custody_ledger_syncs"))); found || err != nil {
+		t.Errorf("no fsync counter: found %v, err %v; want not found", found, err)
+	}
+	if _, _, err := parseScrape([]byte("custody_ledger_fsyncs_total{ 4\n")); err == nil {
+		t.Error("a scrape that is not the text format parsed")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // proxyParams size the proxy benchmark.
@@ -499,48 +502,79 @@ func (m *mode) scrape() (scrape, error) {
 	if err != nil {
 		return scrape{}, err
 	}
-	mm := syncsLine.FindSubmatch(b)
-	if mm == nil && m.olderMetrics {
+	j, found, err := parseScrape(b)
+	switch {
+	case err != nil:
+		return scrape{}, fmt.Errorf("%s: %s: %w", m.Name, m.proc.Syncs, err)
+	case !found && m.olderMetrics:
 		return scrape{}, nil
-	}
-	if mm == nil {
+	case !found:
 		return scrape{}, fmt.Errorf("%s: no custody_ledger_fsyncs_total in %s", m.Name, m.proc.Syncs)
-	}
-	f, err := strconv.ParseFloat(string(mm[1]), 64)
-	if err != nil {
-		return scrape{}, err
-	}
-	j := scrape{syncs: int64(f)}
-	if j.commits, err = scrapeHistogram(b, commitBucketLine); err != nil {
-		return scrape{}, fmt.Errorf("%s: %w", m.Name, err)
-	}
-	if j.sched, err = scrapeHistogram(b, schedBucketLine); err != nil {
-		return scrape{}, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return j, nil
 }
 
-var (
-	syncsLine        = regexp.MustCompile(`(?m)^custody_ledger_fsyncs_total ([0-9.e+]+)$`)
-	commitBucketLine = regexp.MustCompile(`(?m)^custody_ledger_commit_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
-	schedBucketLine  = regexp.MustCompile(`(?m)^go_sched_latencies_seconds_bucket\{le="([^"]+)"\} ([0-9.e+]+)$`)
-)
+// parseScrape reads a /metrics scrape in the Prometheus text format
+// (expfmt's parser, not patterns over its lines): the journal's fsyncs
+// and its group-commit histogram, and the runtime's scheduling latencies,
+// each summed over its series. found is false when the scrape has no
+// custody_ledger_fsyncs_total (a custody too old to count them).
+func parseScrape(b []byte) (j scrape, found bool, err error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return scrape{}, false, err
+	}
+	syncs := fams["custody_ledger_fsyncs_total"]
+	if syncs == nil {
+		return scrape{}, false, nil
+	}
+	for _, m := range syncs.GetMetric() {
+		j.syncs += int64(m.GetCounter().GetValue() + m.GetUntyped().GetValue())
+	}
+	if j.commits, err = histogramOf(fams["custody_ledger_commit_seconds"]); err != nil {
+		return scrape{}, false, err
+	}
+	if j.sched, err = histogramOf(fams["go_sched_latencies_seconds"]); err != nil {
+		return scrape{}, false, err
+	}
+	return j, true, nil
+}
 
-// scrapeHistogram reads the buckets that line matches (le, count) out of
-// a scrape, in the order written (ascending).
-func scrapeHistogram(body []byte, line *regexp.Regexp) (histogram, error) {
+// histogramOf is a histogram family's buckets (ascending, without +Inf)
+// and count, summed over its series, which must share their bounds; the
+// zero histogram when the scrape has no such family.
+func histogramOf(f *dto.MetricFamily) (histogram, error) {
 	var h histogram
-	for _, mm := range line.FindAllSubmatch(body, -1) {
-		n, _ := strconv.ParseFloat(string(mm[2]), 64)
-		if string(mm[1]) == "+Inf" {
-			h.count = int64(n)
-			continue
+	if f == nil {
+		return h, nil
+	}
+	if f.GetType() != dto.MetricType_HISTOGRAM {
+		return histogram{}, fmt.Errorf("%s is a %s, not a histogram", f.GetName(), f.GetType())
+	}
+	for i, m := range f.GetMetric() {
+		var bounds []float64
+		var cumulative []int64
+		for _, b := range m.GetHistogram().GetBucket() {
+			if math.IsInf(b.GetUpperBound(), +1) {
+				continue
+			}
+			bounds, cumulative = append(bounds, b.GetUpperBound()), append(cumulative, int64(b.GetCumulativeCount()))
 		}
-		le, err := strconv.ParseFloat(string(mm[1]), 64)
-		if err != nil {
-			return histogram{}, fmt.Errorf("bucket %q: %w", mm[1], err)
+		if !slices.IsSorted(bounds) {
+			return histogram{}, fmt.Errorf("%s: bounds %v not ascending", f.GetName(), bounds)
 		}
-		h.bounds, h.cumulative = append(h.bounds, le), append(h.cumulative, int64(n))
+		switch {
+		case i == 0:
+			h.bounds, h.cumulative = bounds, cumulative
+		case !slices.Equal(h.bounds, bounds):
+			return histogram{}, fmt.Errorf("%s: series with different bounds", f.GetName())
+		default:
+			for k := range cumulative {
+				h.cumulative[k] += cumulative[k]
+			}
+		}
+		h.count += int64(m.GetHistogram().GetSampleCount())
 	}
 	return h, nil
 }
