@@ -1,10 +1,12 @@
 package tokenize
 
+//go:generate go run gen_tables.go
+
 import "unicode/utf8"
 
 // class is the set of regex character classes a rune belongs to, as the
 // tiktoken patterns use them. \s is Unicode White_Space. The bit values
-// are also written by testdata/gen/unicode.mjs.
+// are also those of internal/ucdgen, which writes class_table.go.
 type class uint8
 
 const (
