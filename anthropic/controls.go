@@ -20,12 +20,19 @@ type controls struct {
 	// set), the switch chat templates of reasoning models read.
 	enableThinking *bool
 	effort         string // reasoning_effort
+	// clearBefore: the thinking of assistant turns before this message
+	// index is cleared (context_management clear_thinking); 0: none.
+	clearBefore int
 }
+
+// clearThinking reports whether the thinking of message i is cleared.
+func (c controls) clearThinking(i int) bool { return i < c.clearBefore }
 
 // translateControls reads thinking, output_config, context_management
 // and thread.
 func (r *Request) translateControls() (controls, error) {
 	var c controls
+	var err error
 	if len(r.Thinking) > 0 {
 		var t struct {
 			Type         string          `json:"type"`
@@ -70,7 +77,7 @@ func (r *Request) translateControls() (controls, error) {
 			}
 		}
 	}
-	if err := r.contextManagement(); err != nil {
+	if c.clearBefore, err = r.contextManagement(); err != nil {
 		return c, err
 	}
 	if len(r.Thread) > 0 {
@@ -93,42 +100,101 @@ func (r *Request) translateControls() (controls, error) {
 	return c, nil
 }
 
-// contextManagement proves each edit a no-op on the translated prompt, or
-// refuses it: clear_thinking clears thinking blocks, which the
-// translation never sends (the engine's template drops earlier turns'
-// reasoning itself); clear_tool_uses clears tool results, a no-op only
-// when the conversation has none.
-func (r *Request) contextManagement() error {
+// contextManagement applies each edit to the translated prompt, proves
+// it a no-op, or refuses it: clear_thinking clears the thinking of all
+// but the last keep turns that have some (keep: all clears none), which
+// custody applies, returning the index before which thinking is cleared;
+// clear_tool_uses clears tool results, a no-op only when the
+// conversation has none.
+func (r *Request) contextManagement() (int, error) {
 	if len(r.ContextManagement) == 0 {
-		return nil
+		return 0, nil
 	}
 	var cm struct {
 		Edits []struct {
-			Type string `json:"type"`
+			Type string          `json:"type"`
+			Keep json.RawMessage `json:"keep"`
 		} `json:"edits"`
 	}
 	var all map[string]json.RawMessage
 	if json.Unmarshal(r.ContextManagement, &all) != nil || json.Unmarshal(r.ContextManagement, &cm) != nil {
-		return bad("context_management", "context_management must be an object with edits")
+		return 0, bad("context_management", "context_management must be an object with edits")
 	}
 	for k := range all {
 		if k != "edits" {
-			return untranslatable("context_management." + k)
+			return 0, untranslatable("context_management." + k)
 		}
 	}
+	clearBefore := 0
 	for i, e := range cm.Edits {
 		p := fmt.Sprintf("context_management.edits[%d]", i)
 		switch {
 		case strings.HasPrefix(e.Type, "clear_thinking_"):
+			keep, err := thinkingTurns(e.Keep, p+".keep")
+			if err != nil {
+				return 0, err
+			}
+			if keep >= 0 {
+				clearBefore = max(clearBefore, r.thinkingCut(keep))
+			}
 		case strings.HasPrefix(e.Type, "clear_tool_uses_"):
 			if r.hasBlock("tool_result") {
-				return bad(p, "%s: custody does not clear tool results from a conversation it translates to chat completions: clear them in the client, or route to a kind: anthropic provider", p)
+				return 0, bad(p, "%s: custody does not clear tool results from a conversation it translates to chat completions: clear them in the client, or route to a kind: anthropic provider", p)
 			}
 		default:
-			return untranslatable(p + ".type")
+			return 0, untranslatable(p + ".type")
 		}
 	}
-	return nil
+	return clearBefore, nil
+}
+
+// thinkingTurns is a clear_thinking edit's keep: the number of turns
+// whose thinking is kept (1 when absent), -1 for all.
+func thinkingTurns(raw json.RawMessage, param string) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 1, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "all" {
+			return -1, nil
+		}
+		return 0, bad(param, "%s must be all or {type: thinking_turns, value}", param)
+	}
+	var k struct {
+		Type  string `json:"type"`
+		Value *int   `json:"value"`
+	}
+	if json.Unmarshal(raw, &k) != nil || k.Type != "thinking_turns" || k.Value == nil || *k.Value < 0 {
+		return 0, bad(param, "%s must be all or {type: thinking_turns, value}", param)
+	}
+	return *k.Value, nil
+}
+
+// thinkingCut is the message index before which thinking is cleared
+// when the last keep assistant turns with thinking keep theirs.
+func (r *Request) thinkingCut(keep int) int {
+	kept := 0
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := r.Messages[i]
+		if m.Role != "assistant" || !hasThinking(m) {
+			continue
+		}
+		if kept == keep {
+			return i + 1
+		}
+		kept++
+	}
+	return 0
+}
+
+func hasThinking(m Message) bool {
+	for _, b := range m.Content {
+		if b.Type == "thinking" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Request) hasBlock(typ string) bool {

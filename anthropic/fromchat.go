@@ -57,6 +57,9 @@ func FromChatResponse(c *openai.Response) ([]byte, error) {
 	}
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
 		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c.Usage)}
+	if r := reasoningOf(&ch.Message); r != "" {
+		m.Content = append(m.Content, thinkingBlock(r))
+	}
 	if t := ch.Message.Content; t != "" {
 		m.Content = append(m.Content, OutBlock{Type: "text", Text: &t})
 	}
@@ -68,6 +71,22 @@ func FromChatResponse(c *openai.Response) ([]byte, error) {
 		m.Content = append(m.Content, OutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
 	return json.Marshal(m)
+}
+
+// reasoningOf is the reasoning text of a chat message or delta: its
+// reasoning_content (vLLM, llama.cpp, DeepSeek), else its reasoning
+// (OpenRouter, newer vLLM, which may send both with the same text).
+func reasoningOf(c *openai.Content) string {
+	if c.ReasoningContent != "" {
+		return c.ReasoningContent
+	}
+	return c.Reasoning
+}
+
+// thinkingBlock is a thinking block of text, with an empty signature.
+func thinkingBlock(text string) OutBlock {
+	sig := ""
+	return OutBlock{Type: "thinking", Thinking: &text, Signature: &sig}
 }
 
 // toolInput parses a tool call's arguments: a JSON object ("" is {}).

@@ -34,6 +34,12 @@ func TestFromChat(t *testing.T) {
 			`{"id":"msg_c2","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"a b"}],"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":36,"output_tokens":2,"cache_read_input_tokens":64}}`},
 		{"tool calls", `{"id":"c3","model":"m","choices":[{"message":{"content":"Checking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}},{"id":"call_2","type":"function","function":{"name":"now","arguments":""}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":9}}`,
 			`{"id":"msg_c3","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"call_1","name":"get_weather","input":{"city":"Paris"}},{"type":"tool_use","id":"call_2","name":"now","input":{}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":9}}`},
+		// The engine's reasoning is a thinking block, first, with an
+		// empty signature: custody cannot sign as Anthropic does.
+		{"reasoning", `{"id":"c5","model":"m","choices":[{"message":{"content":"Hi.","reasoning_content":"The user greets."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":6}}`,
+			`{"id":"msg_c5","type":"message","role":"assistant","model":"m","content":[{"type":"thinking","thinking":"The user greets.","signature":""},{"type":"text","text":"Hi."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":6}}`},
+		{"reasoning member", `{"id":"c6","model":"m","choices":[{"message":{"content":"Hi.","reasoning":"Greeting."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":4}}`,
+			`{"id":"msg_c6","type":"message","role":"assistant","model":"m","content":[{"type":"thinking","thinking":"Greeting.","signature":""},{"type":"text","text":"Hi."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":4}}`},
 		{"content filter", `{"id":"c4","model":"m","choices":[{"message":{"content":null},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":5,"completion_tokens":0}}`,
 			`{"id":"msg_c4","type":"message","role":"assistant","model":"m","content":[],"stop_reason":"refusal","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":0}}`},
 	} {
@@ -147,6 +153,38 @@ func TestStreamTranslator(t *testing.T) {
 	}
 	if v.ID != "msg_c1" || v.Model != "m" || v.StopReason != StopToolUse || v.Usage.Prompt() != 30 || v.Usage.OutputTokens != 11 {
 		t.Errorf("validator read %+v", v)
+	}
+}
+
+// TestStreamTranslatorThinking: reasoning deltas are a thinking block
+// (thinking_delta events, signature ""), closed when the text begins.
+func TestStreamTranslatorThinking(t *testing.T) {
+	sse := translate(t,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"Think "}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"hard."}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"Hi."}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":3}}`,
+	)
+	names, datas := events(t, sse)
+	want := []string{"message_start",
+		"content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
+		"content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("events %v\nwant   %v", names, want)
+	}
+	jsonEqual(t, datas[1], `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)
+	jsonEqual(t, datas[2], `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Think "}}`)
+	jsonEqual(t, datas[5], `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`)
+	var v StreamValidator
+	for _, d := range datas {
+		if err := v.Event(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.End(); err != nil {
+		t.Fatal(err)
 	}
 }
 

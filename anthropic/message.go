@@ -15,13 +15,18 @@ type MessageBody struct {
 	Usage        Usage      `json:"usage"`
 }
 
-// OutBlock is a content block of a response: text or tool_use.
+// OutBlock is a content block of a response: thinking, text or
+// tool_use.
 type OutBlock struct {
-	Type  string          `json:"type"`
-	Text  *string         `json:"text,omitempty"`
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Type string  `json:"type"`
+	Text *string `json:"text,omitempty"`
+	// Thinking is the engine's reasoning; Signature is "": custody
+	// cannot sign it as Anthropic does (and checks none it gets back).
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
 }
 
 // Usage is Messages usage. InputTokens excludes the cached prefix: the

@@ -58,6 +58,10 @@ type Block struct {
 	ID    string          `json:"id,omitempty"`
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
+	// thinking: the model's reasoning of an earlier turn; Signature is
+	// Anthropic's seal over it, which only Anthropic can check.
+	Thinking  string  `json:"thinking,omitempty"`
+	Signature *string `json:"signature,omitempty"`
 	// tool_result: Content is a string (one text block) or blocks.
 	ToolUseID string  `json:"tool_use_id,omitempty"`
 	Content   []Block `json:"content,omitempty"`
@@ -65,7 +69,7 @@ type Block struct {
 	// CacheControl is a prompt-caching hint; it changes no output.
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 	// Extra lists members of the block custody does not know (citations,
-	// a thinking block's signature...).
+	// a redacted_thinking block's data...).
 	Extra []string `json:"-"`
 }
 
@@ -106,7 +110,7 @@ type Metadata struct {
 var requestMembers = func() strict.Members {
 	var block strict.Members
 	block = strict.Members{"type": nil, "text": nil, "source": nil, "id": nil, "name": nil, "input": nil,
-		"tool_use_id": nil, "is_error": nil}
+		"tool_use_id": nil, "is_error": nil, "thinking": nil, "signature": nil}
 	block["content"] = strict.Members{"type": nil, "text": nil, "source": nil}
 	return strict.Members{
 		"model": nil, "stream": nil, "max_tokens": nil, "system": block,
@@ -295,7 +299,8 @@ func decodeField(top strict.Object, name string, v any) error {
 
 // blockFields are the members of a block this package knows.
 var blockFields = map[string]bool{"type": true, "text": true, "source": true, "id": true, "name": true,
-	"input": true, "tool_use_id": true, "content": true, "is_error": true, "cache_control": true}
+	"input": true, "tool_use_id": true, "content": true, "is_error": true, "cache_control": true,
+	"thinking": true, "signature": true}
 
 // parseContent parses a content: a string (one text block) or an array of
 // blocks.
@@ -357,10 +362,14 @@ func parseContent(raw json.RawMessage, param string) ([]Block, error) {
 				}
 				blk.Content = inner
 			}
+		case "thinking":
+			if _, ok := fields["thinking"]; !ok {
+				return nil, bad(p+".thinking", "a thinking block needs thinking")
+			}
 		case "":
 			return nil, bad(p+".type", "a content block needs a type")
 		default:
-			// thinking, redacted_thinking, document, search_result...:
+			// redacted_thinking, document, search_result...:
 			// kept for pass-through, refused by translation.
 		}
 		out = append(out, blk)

@@ -142,6 +142,29 @@ func TestToChat(t *testing.T) {
 			   {"content":"env","role":"system"},
 			   {"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"Read"},"id":"t1","type":"function"}]},
 			   {"content":"Error:\nno such file","role":"tool","tool_call_id":"t1"}]}`},
+		// Thinking blocks of earlier turns go back as the assistant
+		// message's reasoning_content, their signatures (which only
+		// Anthropic can check) left out.
+		{"thinking in history",
+			`{"model":"m","max_tokens":7,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"hi"},
+			   {"role":"assistant","content":[{"type":"thinking","thinking":"Greet ","signature":""},{"type":"thinking","thinking":"back.","signature":"c2ln"},{"type":"text","text":"Hello."},{"type":"tool_use","id":"t1","name":"f","input":{}}]},
+			   {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`,
+			`{"chat_template_kwargs":{"enable_thinking":true},"max_tokens":7,"model":"m",
+			  "messages":[{"content":"hi","role":"user"},
+			   {"content":"Hello.","reasoning_content":"Greet back.","role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"f"},"id":"t1","type":"function"}]},
+			   {"content":"x","role":"tool","tool_call_id":"t1"}]}`},
+		// clear_thinking keeps the thinking of the last keep turns: the
+		// earlier turns' reasoning is not sent.
+		{"clear_thinking keeps the last turn's",
+			`{"model":"m","max_tokens":7,"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":1}}]},
+			  "messages":[{"role":"user","content":"a"},
+			   {"role":"assistant","content":[{"type":"thinking","thinking":"old","signature":""},{"type":"text","text":"b"}]},
+			   {"role":"user","content":"c"},
+			   {"role":"assistant","content":[{"type":"thinking","thinking":"new","signature":""},{"type":"text","text":"d"}]},
+			   {"role":"user","content":"e"}]}`,
+			`{"max_tokens":7,"model":"m",
+			  "messages":[{"content":"a","role":"user"},{"content":"b","role":"assistant"},{"content":"c","role":"user"},
+			   {"content":"d","reasoning_content":"new","role":"assistant"},{"content":"e","role":"user"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := chatOf(t, tc.body)
@@ -167,7 +190,8 @@ func TestToChatRefusesWhatItCannotCarry(t *testing.T) {
 		{"structured output", `{"model":"m","max_tokens":7,"output_config":{"format":{"type":"json_schema"}},` + msg + `}`, "output_config.format"},
 		{"clearing tool results", `{"model":"m","max_tokens":7,"context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}]}`, "context_management.edits[0]"},
 		{"server tool", `{"model":"m","max_tokens":7,"tools":[{"type":"web_search_20250305","name":"web_search"}],` + msg + `}`, "tools[0].type"},
-		{"thinking block", `{"model":"m","max_tokens":7,"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"x","signature":"s"}]}]}`, "messages[0].content[0].signature"},
+		{"redacted thinking block", `{"model":"m","max_tokens":7,"messages":[{"role":"assistant","content":[{"type":"redacted_thinking","data":"x"}]}]}`, "messages[0].content[0].data"},
+		{"thinking in a user turn", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"thinking","thinking":"x","signature":""}]}]}`, "messages[0].content[0]"},
 		{"document block", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}`, "messages[0].content[0].type"},
 		{"citations", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"text","text":"x","citations":[]}]}]}`, "messages[0].content[0].citations"},
 		{"image in tool_result", `{"model":"m","max_tokens":7,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}]}`, "messages[0].content[0].content[0]"},

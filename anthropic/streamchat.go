@@ -11,8 +11,9 @@ import (
 
 // StreamTranslator turns the chunks of one chat completion stream into a
 // Messages event stream: message_start with the first chunk, then per
-// piece of content a content block (text_delta for text, input_json_delta
-// for a tool call's arguments), each closed when the next begins, and at
+// piece of content a content block (thinking_delta for the engine's
+// reasoning, text_delta for text, input_json_delta for a tool call's
+// arguments), each closed when the next begins, and at
 // the end message_delta (stop_reason, usage) and message_stop.
 //
 // It holds one stream's state; the owner calls Chunk for each chunk in
@@ -21,7 +22,7 @@ import (
 type StreamTranslator struct {
 	started bool
 	open    bool   // a content block is open
-	kind    string // its type: text | tool_use
+	kind    string // its type: thinking | text | tool_use
 	index   int    // the open (or next) block's index
 	call    int    // the chat tool-call index of the open tool_use block
 	stop    string
@@ -60,6 +61,12 @@ func (t *StreamTranslator) Translate(c *openai.Response) ([]byte, error) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		d := &ch.Delta
+		if r := reasoningOf(d); r != "" {
+			if !t.open || t.kind != "thinking" {
+				t.startBlock("thinking", thinkingBlock(""))
+			}
+			t.delta("thinking_delta", `"thinking":`, r)
+		}
 		if d.Content != "" {
 			if !t.open || t.kind != "text" {
 				t.startBlock("text", OutBlock{Type: "text", Text: new(string)})

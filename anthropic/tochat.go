@@ -9,10 +9,13 @@ import (
 
 // Chat message and tool shapes, as the translation writes them.
 type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"` // string, []chatPart or nil
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role    string `json:"role"`
+	Content any    `json:"content"` // string, []chatPart or nil
+	// ReasoningContent is an assistant turn's thinking, as the engines
+	// that return reasoning_content take it back.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
 }
 
 // chatPart is a content part; Text is a pointer so that an empty text
@@ -120,6 +123,9 @@ func (r *Request) ToChat() ([]byte, error) {
 		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: strings.Join(texts, "")})
 	}
 	for i, m := range r.Messages {
+		if m.Role == "assistant" && ctl.clearThinking(i) {
+			m = withoutThinking(m)
+		}
 		msgs, err := translateMessage(m, fmt.Sprintf("messages[%d]", i))
 		if err != nil {
 			return nil, err
@@ -187,6 +193,7 @@ func translateMessage(m Message, param string) ([]chatMessage, error) {
 	var parts []chatPart
 	var calls []chatToolCall
 	var tools []chatMessage
+	var thinking []string
 	for j, b := range m.Content {
 		p := fmt.Sprintf("%s.content[%d]", param, j)
 		if len(b.Extra) > 0 {
@@ -204,6 +211,14 @@ func translateMessage(m Message, param string) ([]chatMessage, error) {
 				return nil, err
 			}
 			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: url}})
+		case "thinking":
+			// The model's reasoning of an earlier turn goes back as the
+			// engine returned it; the signature, which only Anthropic can
+			// check, stays behind.
+			if m.Role != "assistant" {
+				return nil, bad(p, "%s: thinking blocks belong to assistant turns", p)
+			}
+			thinking = append(thinking, b.Thinking)
 		case "tool_use":
 			if m.Role != "assistant" {
 				return nil, bad(p, "tool_use blocks belong to assistant turns")
@@ -234,12 +249,24 @@ func translateMessage(m Message, param string) ([]chatMessage, error) {
 	out := tools
 	switch {
 	case m.Role == "assistant":
-		msg := chatMessage{Role: "assistant", ToolCalls: calls, Content: textContent(parts)}
+		msg := chatMessage{Role: "assistant", ToolCalls: calls, Content: textContent(parts),
+			ReasoningContent: strings.Join(thinking, "")}
 		out = append(out, msg)
 	case len(parts) > 0 || len(tools) == 0:
 		out = append(out, chatMessage{Role: "user", Content: userContent(parts)})
 	}
 	return out, nil
+}
+
+// withoutThinking is m without its thinking blocks.
+func withoutThinking(m Message) Message {
+	out := Message{Role: m.Role, Content: make([]Block, 0, len(m.Content))}
+	for _, b := range m.Content {
+		if b.Type != "thinking" {
+			out.Content = append(out.Content, b)
+		}
+	}
+	return out
 }
 
 // textContent is an assistant's text: its parts joined, or null when it

@@ -53,6 +53,9 @@ func (r *Request) FromChatResponse(c *openai.Response, createdAt int64) ([]byte,
 	}
 	o := r.object(ResponseID(c.ID), c.Model, createdAt)
 	o.Status, o.IncompleteDetails, o.Usage = status, details, usageOf(c.Usage)
+	if t := reasoningOf(&ch.Message); t != "" {
+		o.Output = append(o.Output, reasoningItem(c.ID, t, StatusCompleted))
+	}
 	if t := ch.Message.Content; t != "" {
 		o.Output = append(o.Output, messageItem(c.ID, t, StatusCompleted))
 	}
@@ -67,4 +70,20 @@ func (r *Request) FromChatResponse(c *openai.Response, createdAt int64) ([]byte,
 func messageItem(chatID, text, status string) OutputItem {
 	return OutputItem{Type: "message", ID: "msg_" + chatID, Status: status, Role: "assistant",
 		Content: []OutputText{{Type: "output_text", Text: text, Annotations: []string{}}}}
+}
+
+// reasoningItem is the reasoning item of the engine's reasoning text.
+func reasoningItem(chatID, text, status string) OutputItem {
+	return OutputItem{Type: "reasoning", ID: "rs_" + chatID, Status: status, Summary: &[]OutputText{},
+		Content: []OutputText{{Type: "reasoning_text", Text: text}}}
+}
+
+// reasoningOf is the reasoning text of a chat message or delta: its
+// reasoning_content (vLLM, llama.cpp, DeepSeek), else its reasoning
+// (OpenRouter, newer vLLM, which may send both with the same text).
+func reasoningOf(c *openai.Content) string {
+	if c.ReasoningContent != "" {
+		return c.ReasoningContent
+	}
+	return c.Reasoning
 }

@@ -30,25 +30,41 @@ type Object struct {
 	Store bool `json:"store"`
 }
 
-// OutputItem is a message (with output_text parts) or a function_call.
+// OutputItem is a reasoning item (with reasoning_text parts), a message
+// (with output_text parts) or a function_call.
 type OutputItem struct {
 	Type    string       `json:"type"`
 	ID      string       `json:"id"`
 	Status  string       `json:"status"`
 	Role    string       `json:"role,omitempty"`
 	Content []OutputText `json:"content,omitempty"`
+	// Summary is a reasoning item's: always empty, custody writes none.
+	Summary *[]OutputText `json:"summary,omitempty"`
 	// function_call
 	CallID    string  `json:"call_id,omitempty"`
 	Name      string  `json:"name,omitempty"`
 	Arguments *string `json:"arguments,omitempty"`
 }
 
-// OutputText is an output_text content part.
+// OutputText is an output_text content part, or a reasoning item's
+// reasoning_text part (type and text only).
 type OutputText struct {
-	Type        string   `json:"type"` // output_text
+	Type        string   `json:"type"` // output_text | reasoning_text
 	Text        string   `json:"text"`
 	Annotations []string `json:"annotations"`
 	Logprobs    []string `json:"logprobs,omitempty"`
+}
+
+// MarshalJSON writes a reasoning_text part without annotations.
+func (p OutputText) MarshalJSON() ([]byte, error) {
+	if p.Type == "reasoning_text" {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{p.Type, p.Text})
+	}
+	type plain OutputText
+	return json.Marshal(plain(p))
 }
 
 // Usage is Responses usage: InputTokens includes the cached prefix,

@@ -60,6 +60,11 @@ type Item struct {
 	Arguments string `json:"arguments,omitempty"`
 	// function_call_output: Output is a string (or input_text parts, joined).
 	Output string `json:"output,omitempty"`
+	// reasoning: Content holds its reasoning_text parts; Summary and
+	// EncryptedContent are kept for the translation to refuse (it
+	// writes no summary and cannot read encrypted reasoning).
+	Summary          json.RawMessage `json:"summary,omitempty"`
+	EncryptedContent json.RawMessage `json:"encrypted_content,omitempty"`
 	// Extra lists members custody does not know.
 	Extra []string `json:"-"`
 }
@@ -86,7 +91,7 @@ type Tool struct {
 var requestMembers = func() strict.Members {
 	part := strict.Members{"type": nil, "text": nil, "image_url": nil}
 	item := strict.Members{"type": nil, "role": nil, "content": part, "call_id": nil, "name": nil,
-		"arguments": nil, "output": part}
+		"arguments": nil, "output": part, "summary": part, "encrypted_content": nil}
 	return strict.Members{"model": nil, "stream": nil, "instructions": nil, "input": item,
 		"tools":       {"type": nil, "name": nil, "description": nil, "parameters": nil},
 		"tool_choice": {"type": nil, "name": nil}, "store": nil, "previous_response_id": nil,
@@ -170,7 +175,7 @@ func ParseRequest(body []byte) (*Request, error) {
 }
 
 var itemFields = map[string]bool{"type": true, "role": true, "content": true, "id": true, "call_id": true,
-	"name": true, "arguments": true, "output": true, "status": true}
+	"name": true, "arguments": true, "output": true, "status": true, "summary": true, "encrypted_content": true}
 
 func parseInput(raw json.RawMessage) ([]Item, error) {
 	if raw[0] == '"' {
@@ -232,6 +237,12 @@ func parseInput(raw json.RawMessage) ([]Item, error) {
 				return nil, err
 			}
 			item.Output = out
+		case "reasoning":
+			if len(it.Content) > 0 && string(it.Content) != "null" {
+				if json.Unmarshal(it.Content, &item.Content) != nil {
+					return nil, bad(p+".content", "a reasoning item's content must be an array of parts")
+				}
+			}
 		case "":
 			return nil, bad(p+".type", "an input item needs a type")
 		}

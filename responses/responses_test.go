@@ -97,6 +97,20 @@ func TestToChat(t *testing.T) {
 		{"a call with no assistant text before it",
 			`{"model":"m","tool_choice":"required","input":[{"role":"user","content":"x"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`,
 			`{"model":"m","tool_choice":"required","messages":[{"content":"x","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`},
+		// A reasoning item goes back as the next assistant message's
+		// reasoning_content.
+		{"reasoning items",
+			`{"model":"m","input":[{"role":"user","content":"x"},
+			   {"type":"reasoning","id":"rs_1","summary":[],"content":[{"type":"reasoning_text","text":"Think."}],"status":"completed"},
+			   {"type":"message","role":"assistant","content":[{"type":"output_text","text":"y","annotations":[]}]},
+			   {"role":"user","content":"z"},
+			   {"type":"reasoning","id":"rs_2","summary":[],"content":[{"type":"reasoning_text","text":"Call."}]},
+			   {"type":"function_call","call_id":"c","name":"f","arguments":"{}"},
+			   {"type":"function_call_output","call_id":"c","output":"1"}]}`,
+			`{"model":"m","messages":[{"content":"x","role":"user"},{"content":"y","reasoning_content":"Think.","role":"assistant"},
+			   {"content":"z","role":"user"},
+			   {"content":null,"reasoning_content":"Call.","role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+			   {"content":"1","role":"tool","tool_call_id":"c"}]}`},
 		// What agents send (TestAgentsOpenAIAgents, TestAgentsOpenAINode).
 		{"agent controls",
 			`{"model":"m","include":[],"truncation":"auto","max_tool_calls":4,"service_tier":"auto","prompt_cache_key":"k",
@@ -124,7 +138,9 @@ func TestToChatRefuses(t *testing.T) {
 		{"previous_response_id", `{"model":"m","input":"hi","previous_response_id":"resp_1"}`, "previous_response_id"},
 		{"conversation", `{"model":"m","input":"hi","conversation":"conv_1"}`, "conversation"},
 		{"item reference", `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
-		{"reasoning item", `{"model":"m","input":[{"type":"reasoning","summary":[]}]}`, "input[0].summary"},
+		{"reasoning item alone", `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"content":[{"type":"reasoning_text","text":"r"}]}]}`, "input[0]"},
+		{"reasoning summary item", `{"model":"m","input":[{"role":"user","content":"x"},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"s"}]},{"role":"assistant","content":"y"}]}`, "input[1].summary"},
+		{"encrypted reasoning", `{"model":"m","input":[{"role":"user","content":"x"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"},{"role":"assistant","content":"y"}]}`, "input[1].encrypted_content"},
 		{"web search tool", `{"model":"m","input":"hi","tools":[{"type":"web_search"}]}`, "tools[0].type"},
 		{"reasoning summary", `{"model":"m","input":"hi","reasoning":{"effort":"high","summary":"auto"}}`, "reasoning.summary"},
 		{"unknown effort", `{"model":"m","input":"hi","reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
@@ -268,6 +284,72 @@ func TestStreamTranslator(t *testing.T) {
 	}
 	if v.ID != "resp_c1" || v.Status != StatusCompleted || v.Response.PromptTokens() != 7 || v.Response.Text() != "Hello" {
 		t.Errorf("validator read %+v %+v", v, v.Response)
+	}
+}
+
+// TestReasoning: the engine's reasoning is a reasoning output item
+// before the message, plain and streamed, in the events openai@7's
+// stream helpers accumulate: the item added with empty summary and
+// content, its reasoning_text part added, reasoning_text deltas, the
+// part and the item done.
+func TestReasoning(t *testing.T) {
+	r, _ := ParseRequest([]byte(`{"model":"m","input":"hi"}`))
+	got, err := r.FromChat([]byte(`{"id":"c1","model":"m","choices":[{"message":{"content":"Hi.","reasoning_content":"Greet."},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct{ Output []json.RawMessage }
+	_ = json.Unmarshal(got, &o)
+	if len(o.Output) != 2 {
+		t.Fatalf("output %s", got)
+	}
+	jsonEqual(t, o.Output[0], `{"type":"reasoning","id":"rs_c1","status":"completed","summary":[],"content":[{"type":"reasoning_text","text":"Greet."}]}`)
+
+	tr := r.NewStreamTranslator(5)
+	var all []byte
+	for _, c := range []string{
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"Gr"}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"reasoning_content":"eet."}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"content":"Hi."}}]}`,
+		`{"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
+	} {
+		b, err := tr.Chunk([]byte(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	b, err := tr.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := split(t, append(all, b...))
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.name)
+	}
+	want := []string{"response.created", "response.in_progress",
+		"response.output_item.added", "response.content_part.added", "response.reasoning_text.delta", "response.reasoning_text.delta",
+		"response.reasoning_text.done", "response.content_part.done", "response.output_item.done",
+		"response.output_item.added", "response.content_part.added", "response.output_text.delta",
+		"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("events %v\nwant   %v", names, want)
+	}
+	jsonEqual(t, evs[2].data, `{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"type":"reasoning","id":"rs_c1","status":"in_progress","summary":[],"content":[]}}`)
+	jsonEqual(t, evs[3].data, `{"type":"response.content_part.added","sequence_number":3,"item_id":"rs_c1","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":""}}`)
+	jsonEqual(t, evs[4].data, `{"type":"response.reasoning_text.delta","sequence_number":4,"item_id":"rs_c1","output_index":0,"content_index":0,"delta":"Gr"}`)
+	jsonEqual(t, evs[6].data, `{"type":"response.reasoning_text.done","sequence_number":6,"item_id":"rs_c1","output_index":0,"content_index":0,"text":"Greet."}`)
+	jsonEqual(t, evs[8].data, `{"type":"response.output_item.done","sequence_number":8,"output_index":0,"item":{"type":"reasoning","id":"rs_c1","status":"completed","summary":[],"content":[{"type":"reasoning_text","text":"Greet."}]}}`)
+	var v StreamValidator
+	for _, e := range evs {
+		if err := v.Event(e.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.End(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -11,8 +11,9 @@ import (
 
 // StreamTranslator turns the chunks of one chat completion stream into a
 // Responses event stream: response.created and response.in_progress with
-// the first chunk; per piece of content an output item (a message with
-// one output_text part, or a function_call), announced with
+// the first chunk; per piece of content an output item (a reasoning
+// item with one reasoning_text part, a message with one output_text
+// part, or a function_call), announced with
 // output_item.added, grown with output_text.delta or
 // function_call_arguments.delta and closed with its .done events when the
 // next begins; at the end response.completed (or response.incomplete)
@@ -60,6 +61,18 @@ func (t *StreamTranslator) Translate(c *openai.Response) ([]byte, error) {
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		d := &ch.Delta
+		if r := reasoningOf(d); r != "" {
+			if t.open == nil || t.open.Type != "reasoning" {
+				t.closeItem()
+				t.openItem(reasoningItem(c.ID, "", StatusInProgress))
+				t.emit("response.content_part.added", map[string]any{"item_id": t.open.ID,
+					"output_index": len(t.obj.Output) - 1, "content_index": 0,
+					"part": OutputText{Type: "reasoning_text"}})
+			}
+			t.text = append(t.text, r...)
+			t.emit("response.reasoning_text.delta", map[string]any{"item_id": t.open.ID,
+				"output_index": len(t.obj.Output) - 1, "content_index": 0, "delta": r})
+		}
 		if d.Content != "" {
 			if t.open == nil || t.open.Type != "message" {
 				t.closeItem()
@@ -123,11 +136,16 @@ func (t *StreamTranslator) openItem(it OutputItem) {
 	t.open = &t.obj.Output[len(t.obj.Output)-1]
 	t.text = t.text[:0]
 	var added any = *t.open
-	if it.Type == "message" {
+	switch it.Type {
+	case "message":
 		// A message is added empty, as OpenAI sends it; its part follows
 		// in response.content_part.added, which the SDKs' accumulators
 		// (openai@7's stream helpers) append at index 0.
 		added = map[string]any{"type": it.Type, "id": it.ID, "status": it.Status, "role": it.Role,
+			"content": []OutputText{}}
+	case "reasoning":
+		// So is a reasoning item, its reasoning_text part following.
+		added = map[string]any{"type": it.Type, "id": it.ID, "status": it.Status, "summary": []OutputText{},
 			"content": []OutputText{}}
 	}
 	t.emit("response.output_item.added", map[string]any{"output_index": len(t.obj.Output) - 1, "item": added})
@@ -139,6 +157,12 @@ func (t *StreamTranslator) closeItem() {
 	}
 	i := len(t.obj.Output) - 1
 	switch t.open.Type {
+	case "reasoning":
+		t.open.Content[0].Text = string(t.text)
+		t.emit("response.reasoning_text.done", map[string]any{"item_id": t.open.ID, "output_index": i,
+			"content_index": 0, "text": t.open.Content[0].Text})
+		t.emit("response.content_part.done", map[string]any{"item_id": t.open.ID, "output_index": i,
+			"content_index": 0, "part": t.open.Content[0]})
 	case "message":
 		t.open.Content[0].Text = string(t.text)
 		t.emit("response.output_text.done", map[string]any{"item_id": t.open.ID, "output_index": i,

@@ -8,10 +8,13 @@ import (
 )
 
 type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+	// ReasoningContent is an assistant message's reasoning, from the
+	// reasoning items before it.
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
 }
 
 // chatPart is a content part; Text is a pointer so that an empty text
@@ -139,31 +142,56 @@ func (r *Request) ToChat() ([]byte, error) {
 	if r.Instructions != "" {
 		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: r.Instructions})
 	}
+	// reasoning is the text of the reasoning items not yet placed, and
+	// reasoningAt the first of them: it goes to the assistant message
+	// (or call) that follows them.
+	reasoning, reasoningAt := "", -1
 	for i, it := range r.Input {
 		p := fmt.Sprintf("input[%d]", i)
 		if len(it.Extra) > 0 {
 			return nil, untranslatable(p + "." + it.Extra[0])
 		}
+		if reasoningAt >= 0 && it.Type != "reasoning" && it.Type != "function_call" &&
+			!(it.Type == "message" && it.Role == "assistant") {
+			return nil, bad(fmt.Sprintf("input[%d]", reasoningAt), "input[%d]: a reasoning item goes back before the assistant message or function_call it came with", reasoningAt)
+		}
 		switch it.Type {
+		case "reasoning":
+			text, err := reasoningText(it, p)
+			if err != nil {
+				return nil, err
+			}
+			if reasoningAt < 0 {
+				reasoningAt = i
+			}
+			reasoning += text
 		case "message":
 			m, err := message(it, p)
 			if err != nil {
 				return nil, err
 			}
+			m.ReasoningContent, reasoning, reasoningAt = reasoning, "", -1
 			out.Messages = append(out.Messages, m)
 		case "function_call":
 			call := chatToolCall{ID: it.CallID, Type: "function"}
 			call.Function.Name, call.Function.Arguments = it.Name, it.Arguments
-			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == "assistant" {
+			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == "assistant" &&
+				(reasoning == "" || out.Messages[n-1].ReasoningContent == "") {
 				out.Messages[n-1].ToolCalls = append(out.Messages[n-1].ToolCalls, call)
+				out.Messages[n-1].ReasoningContent += reasoning
 			} else {
-				out.Messages = append(out.Messages, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{call}})
+				out.Messages = append(out.Messages, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{call},
+					ReasoningContent: reasoning})
 			}
+			reasoning, reasoningAt = "", -1
 		case "function_call_output":
 			out.Messages = append(out.Messages, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: it.Output})
 		default:
 			return nil, untranslatable(p + ".type")
 		}
+	}
+	if reasoningAt >= 0 {
+		return nil, bad(fmt.Sprintf("input[%d]", reasoningAt), "input[%d]: a reasoning item goes back before the assistant message or function_call it came with", reasoningAt)
 	}
 	for i, t := range r.Tools {
 		if t.Type != "function" {
@@ -226,6 +254,27 @@ func message(it Item, p string) (chatMessage, error) {
 		m.Content = parts
 	}
 	return m, nil
+}
+
+// reasoningText is the text of a reasoning input item: its
+// reasoning_text parts, joined. A summary or encrypted content is
+// refused: custody writes no summary, so a summary is not one of its
+// answers' reasoning, and it cannot read encrypted reasoning.
+func reasoningText(it Item, p string) (string, error) {
+	if s := string(it.Summary); s != "" && s != "null" && s != "[]" {
+		return "", bad(p+".summary", "%s.summary: a chat completions upstream takes back the reasoning's text, not a summary of it: leave the summary out, or route to a provider with responses: true", p)
+	}
+	if s := string(it.EncryptedContent); s != "" && s != "null" && s != `""` {
+		return "", bad(p+".encrypted_content", "%s.encrypted_content: custody cannot read encrypted reasoning: leave it out, or route to a provider with responses: true", p)
+	}
+	text := ""
+	for j, pt := range it.Content {
+		if pt.Type != "reasoning_text" {
+			return "", untranslatable(fmt.Sprintf("%s.content[%d].type", p, j))
+		}
+		text += pt.Text
+	}
+	return text, nil
 }
 
 // reasoningEffort is the chat reasoning_effort of a Responses reasoning

@@ -18,6 +18,9 @@ func (s *Server) chat(c *call) error {
 	defer res.release()
 	form := c.faults.errorAs200Form(res.digest)
 	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+	if form != "" {
+		res.reasoning = nil // an error's shape is the answer's alone
+	}
 	head, u := s.chatHead(c, req, res)
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
@@ -93,12 +96,21 @@ func (s *Server) chatInfer(c *call, body []byte) (*chatRequest, *result, error) 
 		top = *req.TopLogprobs
 	}
 	gp := genParamsOf(maxTokens, req.Temperature, req.Seed, top, func() uint64 { return s.unseeded(c.body) })
+	// Reasoning comes first and counts against max_tokens, as on the
+	// engines: the content has what it leaves.
+	thinks := req.thinks() && gp.maxTokens > len(simReasoning)
+	if thinks {
+		gp.maxTokens -= len(simReasoning)
+	}
 	res, err := s.infer(c.r.Context(), c.owner, c.faults, req.Model, p, gp)
 	if err != nil {
 		return nil, nil, err
 	}
 	res.call = toolCallOf(req, res)
 	honourContract(c.faults, req, res, maxTokens)
+	if thinks {
+		res.reasoning = simReasoning
+	}
 	return req, res, nil
 }
 
@@ -111,7 +123,8 @@ func (s *Server) chatHead(c *call, req *chatRequest, res *result) (envelope, *us
 		Model:             res.model,
 		SystemFingerprint: res.fingerprint,
 	}
-	u := &usage{PromptTokens: res.promptTokens, CompletionTokens: len(res.tokens), TotalTokens: res.promptTokens + len(res.tokens)}
+	n := res.completionTokens()
+	u := &usage{PromptTokens: res.promptTokens, CompletionTokens: n, TotalTokens: res.promptTokens + n}
 	if req.CacheSalt != nil || res.cachedTokens > 0 {
 		u.PromptTokensDetails = &promptTokensDetails{CachedTokens: res.cachedTokens}
 	}
@@ -126,7 +139,7 @@ func chatCompletionBody(head envelope, u *usage, res *result, logprobs bool, for
 	head.Object = "chat.completion"
 	head.Usage = u
 	choice := chatChoice{
-		Message:      &chatOutMessage{Role: "assistant", Content: content(res.tokens)},
+		Message:      &chatOutMessage{Role: "assistant", Content: content(res.tokens), ReasoningContent: strings.Join(res.reasoning, " ")},
 		FinishReason: strPtr(res.finish),
 	}
 	if res.call != nil {
@@ -178,6 +191,12 @@ func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, f
 	}
 	empty := ""
 	chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{Role: "assistant", Content: &empty}}))
+	for i, w := range res.reasoning {
+		if i > 0 {
+			w = " " + w
+		}
+		chunks = append(chunks, choice(chatChoice{Delta: &chatDelta{ReasoningContent: w}}))
+	}
 	for _, t := range res.tokens {
 		if res.call != nil {
 			// A call's arguments come in two pieces after its head.
@@ -206,7 +225,7 @@ func chatStreamEvents(head envelope, res *result, logprobs, includeUsage bool, f
 	if includeUsage {
 		h := head
 		h.Choices = []chatChoice{}
-		n := len(res.tokens)
+		n := res.completionTokens()
 		h.Usage = &usage{PromptTokens: res.promptTokens, CompletionTokens: n, TotalTokens: res.promptTokens + n, PromptTokensDetails: details}
 		b, _ := json.Marshal(h)
 		events = append(events, b)

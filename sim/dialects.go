@@ -88,6 +88,9 @@ func (s *Server) dialectAnswer(c *call, dialect string, chatBody []byte) (*resul
 	}
 	form := c.faults.errorAs200Form(res.digest)
 	res.tokens, res.finish = shapeError200(form, res.tokens, res.finish)
+	if form != "" {
+		res.reasoning = nil // an error's shape is the answer's alone
+	}
 	head, u := s.chatHead(c, creq, res)
 	head.ID = s.responseID(dialect, "", c.faults[FaultDuplicateID])
 	return res, head, u, form, nil

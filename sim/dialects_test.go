@@ -322,3 +322,64 @@ func TestDialectErrors(t *testing.T) {
 		t.Errorf("previous_response_id: %d %s", r.status, r.body)
 	}
 }
+
+// TestReasoning: asked to think (enable_thinking, reasoning_effort, a
+// Messages thinking or a Responses reasoning.effort), the simulator's
+// answer carries reasoning, plain and streamed, counted in the
+// completion tokens; not asked, it carries none.
+func TestReasoning(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	think := map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": true}}
+	body := chatBody("sim-1", false, "hello there")
+	for k, v := range think {
+		body[k] = v
+	}
+	r := post(t, ts, "/v1/chat/completions", body)
+	var plain struct {
+		Choices []struct {
+			Message struct {
+				ReasoningContent string `json:"reasoning_content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(r.body, &plain); err != nil || len(plain.Choices) != 1 {
+		t.Fatalf("%v: %s", err, r.body)
+	}
+	if got := plain.Choices[0].Message.ReasoningContent; got != strings.Join(simReasoning, " ") {
+		t.Errorf("chat reasoning_content %q", got)
+	}
+	off := post(t, ts, "/v1/chat/completions", chatBody("sim-1", false, "hello there"))
+	if bytes.Contains(off.body, []byte("reasoning_content")) {
+		t.Errorf("reasoning without being asked: %s", off.body)
+	}
+	var offUsage struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal(off.body, &offUsage)
+	if plain.Usage.CompletionTokens != offUsage.Usage.CompletionTokens+len(simReasoning) {
+		t.Errorf("completion tokens %d with reasoning, %d without", plain.Usage.CompletionTokens, offUsage.Usage.CompletionTokens)
+	}
+	body["stream"] = true
+	s := post(t, ts, "/v1/chat/completions", body)
+	if !bytes.Contains(s.body, []byte(`"reasoning_content":"Reading"`)) {
+		t.Errorf("chat stream without reasoning: %s", s.body)
+	}
+
+	m := post(t, ts, "/v1/messages", messagesBody(false, map[string]any{"thinking": map[string]any{"type": "adaptive"}}, "hello there"))
+	if !bytes.Contains(m.body, []byte(`{"type":"thinking","thinking":"Reading the request, then answering.","signature":""}`)) {
+		t.Errorf("Messages answer without a thinking block: %s", m.body)
+	}
+	ms := post(t, ts, "/v1/messages", messagesBody(true, map[string]any{"thinking": map[string]any{"type": "adaptive"}}, "hello there"))
+	if !bytes.Contains(ms.body, []byte(`"type":"thinking_delta"`)) {
+		t.Errorf("Messages stream without thinking: %s", ms.body)
+	}
+	rs := post(t, ts, "/v1/responses", responsesBody(false, map[string]any{"reasoning": map[string]any{"effort": "low"}}, "hello there"))
+	if !bytes.Contains(rs.body, []byte(`"type":"reasoning"`)) {
+		t.Errorf("Response without a reasoning item: %s", rs.body)
+	}
+}

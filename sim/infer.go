@@ -39,7 +39,19 @@ type result struct {
 	// misindexed: the plain answer's choice has index 1
 	// (FaultChoiceMisindexed).
 	misindexed bool
+	// reasoning is the reasoning the answer carries as reasoning_content
+	// (the request asked for it), one token per word, before its
+	// content; counted in the completion tokens.
+	reasoning []string
 }
+
+// simReasoning is the simulator's reasoning, when asked for it: fixed
+// words, which no canary or evaluation code can match.
+var simReasoning = []string{"Reading", "the", "request,", "then", "answering."}
+
+// completionTokens is the answer's completion tokens: its reasoning's
+// and its content's.
+func (r *result) completionTokens() int { return len(r.reasoning) + len(r.tokens) }
 
 var snapshotSuffix = regexp.MustCompile(`-\d{4}$`)
 

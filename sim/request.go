@@ -52,6 +52,21 @@ type chatRequest struct {
 	// CachePrompt false serves the request without the prefix cache
 	// (llama.cpp's field): no lookup, nothing cached.
 	CachePrompt *bool `json:"cache_prompt"`
+	// ChatTemplateKwargs.enable_thinking true, or a reasoning_effort
+	// other than none, asks for reasoning: the answer carries
+	// reasoning_content, as reasoning models' engines return it.
+	ChatTemplateKwargs struct {
+		EnableThinking *bool `json:"enable_thinking"`
+	} `json:"chat_template_kwargs"`
+	ReasoningEffort string `json:"reasoning_effort"`
+}
+
+// thinks reports whether the request asks for reasoning.
+func (r *chatRequest) thinks() bool {
+	if on := r.ChatTemplateKwargs.EnableThinking; on != nil {
+		return *on
+	}
+	return r.ReasoningEffort != "" && r.ReasoningEffort != "none"
 }
 
 type streamOptions struct {

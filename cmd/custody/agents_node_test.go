@@ -2,12 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -180,9 +187,28 @@ func allVerified(t *testing.T, s *server, want map[string]int, refused ...string
 // tool's is_error...), the simulator calls Read, Claude Code runs it and
 // sends the result back, and the run completes. Every transaction is
 // verified, in the log and in its receipt.
+//
+// Its thinking: adaptive makes the engine (the simulator) reason; the
+// reasoning comes back to Claude Code as thinking blocks with an empty
+// signature, and Claude Code sends them back in its next turn, which
+// custody accepts (as the assistant message's reasoning_content): a
+// proxy between Claude Code and custody records the requests.
 func TestAgentsClaudeCode(t *testing.T) {
 	s := agentServe(t)
 	modules := agentSDKs(t)
+	target, _ := url.Parse(s.URL)
+	var mu sync.Mutex
+	var sent []recorded
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rw := &statusWriter{ResponseWriter: w}
+		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1}).ServeHTTP(rw, r)
+		mu.Lock()
+		sent = append(sent, recorded{path: r.URL.Path, body: body, status: rw.status})
+		mu.Unlock()
+	}))
+	defer proxy.Close()
 	work := t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -191,7 +217,7 @@ func TestAgentsClaudeCode(t *testing.T) {
 		"--output-format", "stream-json", "--verbose", "--max-turns", "4",
 		"Use the Read tool to read notes.txt and tell me the secret word.")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+s.URL, "ANTHROPIC_API_KEY=anything",
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+proxy.URL, "ANTHROPIC_API_KEY=anything",
 		"ANTHROPIC_SMALL_FAST_MODEL=sim-1", "ANTHROPIC_DEFAULT_HAIKU_MODEL=sim-1",
 		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0")
@@ -199,7 +225,7 @@ func TestAgentsClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("claude -p: %v\n%s\ncustody:\n%s", err, out, s.stdout)
 	}
-	var used, result bool
+	var used, result, thought bool
 	for _, line := range strings.Split(string(out), "\n") {
 		var ev struct {
 			Type    string `json:"type"`
@@ -216,15 +242,74 @@ func TestAgentsClaudeCode(t *testing.T) {
 		}
 		for _, c := range ev.Message.Content {
 			used = used || ev.Type == "assistant" && c.Type == "tool_use" && c.Name == "Read"
+			thought = thought || ev.Type == "assistant" && c.Type == "thinking"
 		}
 		if ev.Type == "result" {
 			result = !ev.IsError
 		}
 	}
-	if !used || !result {
-		t.Fatalf("claude -p: Read used %v, successful result %v\n%s", used, result, out)
+	if !used || !result || !thought {
+		t.Fatalf("claude -p: Read used %v, successful result %v, thinking received %v\n%s", used, result, thought, out)
 	}
 	allVerified(t, s, map[string]int{"messages": 2})
+	// A later turn sent a thinking block back, and custody served it.
+	mu.Lock()
+	defer mu.Unlock()
+	back := 0
+	for _, r := range sent {
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if r.path != "/v1/messages" || json.Unmarshal(r.body, &req) != nil {
+			continue
+		}
+		for _, m := range req.Messages {
+			var blocks []struct {
+				Type      string  `json:"type"`
+				Thinking  string  `json:"thinking"`
+				Signature *string `json:"signature"`
+			}
+			_ = json.Unmarshal(m.Content, &blocks)
+			for _, b := range blocks {
+				if m.Role == "assistant" && b.Type == "thinking" && strings.Contains(b.Thinking, "answering") {
+					if r.status != http.StatusOK {
+						t.Errorf("a turn with a thinking block sent back: status %d", r.status)
+					}
+					back++
+				}
+			}
+		}
+	}
+	if back == 0 {
+		t.Errorf("no turn sent a thinking block back (%d requests)", len(sent))
+	}
+}
+
+// recorded is a request an agent sent, and custody's status.
+type recorded struct {
+	path   string
+	body   []byte
+	status int
+}
+
+// statusWriter records the status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // TestAgentsOpenAIAgents: @openai/agents, unchanged, in its default
