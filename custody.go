@@ -43,6 +43,12 @@ const (
 	CheckMembers       = "members"  // strict members: checked response members appear once, exactly spelled
 	CheckCache         = "cache"    // cached_tokens within what this tenant could have cached
 	CheckContract      = "contract" // the answer honours what the request asked for (tools, format, limits)
+	// CheckTranslation is no check but the record of a translated
+	// request's members that custody carried as something else or
+	// proved no-ops: its detail names them (never a value), and is its
+	// value in Custody-Checks, e.g.
+	// "translation=no-op:include,truncation carried:reasoning.effort".
+	CheckTranslation = "translation"
 
 	// The outcomes that are no integrity check's: the request itself,
 	// authentication, limits, routing, the ledger, the upstream's
@@ -77,8 +83,11 @@ type Outcome struct {
 }
 
 // HeaderValue is the outcome as written in Custody-Checks: "ok", "skipped",
-// or the failing code.
+// or the failing code; a translation's, the members it names.
 func (o Outcome) HeaderValue() string {
+	if o.Check == CheckTranslation && o.Status == StatusOK && o.Detail != "" {
+		return o.Detail
+	}
 	switch o.Status {
 	case StatusFailed, StatusFlagged:
 		return string(o.Code)

@@ -90,6 +90,7 @@ func (x *exchange) speak(rt route) error {
 	if err != nil {
 		return invalidRequest(err)
 	}
+	noteTranslation(x.tx, x.bridge, x.req)
 	return nil
 }
 

@@ -184,6 +184,34 @@ func (*messagesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
 
 func (*messagesBridge) NewStream() StreamBridge { return &messagesStreamBridge{} }
 
+// Applied names the members the translation carried as something else or
+// proved no-ops.
+func (*messagesBridge) Applied(req Request) string { return req.(*messagesRequest).r.Applied() }
+
+// appliedNamer is a bridge that names what its translation did with the
+// request's members (anthropic.Request.Applied, responses.Request.Applied).
+type appliedNamer interface {
+	Applied(req Request) string
+}
+
+// noteTranslation records, once, what b's translation of req did with its
+// members: an ok outcome of custody.CheckTranslation whose detail (names
+// only) Custody-Checks and the leaf carry.
+func noteTranslation(tx *custody.Transaction, b Bridge, req Request) {
+	a, ok := b.(appliedNamer)
+	if !ok {
+		return
+	}
+	for _, o := range tx.Outcomes {
+		if o.Check == custody.CheckTranslation {
+			return
+		}
+	}
+	if names := a.Applied(req); names != "" {
+		tx.Pass(custody.CheckTranslation, names)
+	}
+}
+
 type messagesStreamBridge struct {
 	t anthropic.StreamTranslator
 }

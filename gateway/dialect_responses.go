@@ -165,6 +165,10 @@ func (b *responsesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
 
 func (b *responsesBridge) NewStream() StreamBridge { return &responsesStreamBridge{req: b.req} }
 
+// Applied names the members the translation carried as something else or
+// proved no-ops.
+func (*responsesBridge) Applied(req Request) string { return req.(*responsesRequest).r.Applied() }
+
 // chatCreated is a chat completion's created, the Response's created_at.
 func chatCreated(chat []byte) int64 {
 	var c struct {

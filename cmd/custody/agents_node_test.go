@@ -374,3 +374,48 @@ func TestAgentsLangChain(t *testing.T) {
 	runAgentScript(t, s, "langchain.cjs")
 	allVerified(t, s, map[string]int{"chat.completions": 3, "responses": 3})
 }
+
+// TestTranslationEvidence: where custody carries a member of a
+// translated request as something else, or proves it a no-op, the
+// transaction says so by name (never a value): translation= in
+// Custody-Checks, the same outcome in the ledger leaf.
+func TestTranslationEvidence(t *testing.T) {
+	s := agentServe(t)
+	for _, tc := range []struct{ path, body, want string }{
+		{"/v1/responses", `{"model":"sim-1","input":"hi","include":[],"truncation":"auto","max_output_tokens":8,
+		  "text":{"verbosity":"low"},"metadata":{"k":"secret-value"}}`,
+			"translation=no-op:include,truncation,metadata carried:text.verbosity"},
+		{"/v1/messages", `{"model":"sim-1","max_tokens":8,"thinking":{"type":"adaptive"},"output_config":{"effort":"low"},
+		  "thread":{"type":"create"},"metadata":{"user_id":"secret-user"},"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}`,
+			"translation=no-op:thread,cache_control carried:thinking,output_config.effort,metadata.user_id"},
+	} {
+		resp, out := post(t, s.URL+tc.path, "", tc.body)
+		checks := resp.Header.Get("Custody-Checks")
+		if resp.StatusCode != 200 || !strings.Contains(checks, tc.want) {
+			t.Fatalf("%s: %d, Custody-Checks %q, want %q\n%s", tc.path, resp.StatusCode, checks, tc.want, out)
+		}
+		if strings.Contains(checks, "secret") {
+			t.Errorf("a value in Custody-Checks: %q", checks)
+		}
+		receipt := resp.Header.Get("Custody-Receipt")
+		r, body := get(t, s.URL+receipt, "")
+		var rc struct {
+			Leaf []byte `json:"leaf"`
+		}
+		var leaf struct {
+			Checks []struct {
+				Check, Status, Detail string
+			} `json:"checks"`
+		}
+		if r.StatusCode != 200 || json.Unmarshal([]byte(body), &rc) != nil || json.Unmarshal(rc.Leaf, &leaf) != nil {
+			t.Fatalf("receipt %s: %d %s", receipt, r.StatusCode, body)
+		}
+		found := false
+		for _, c := range leaf.Checks {
+			found = found || c.Check == "translation" && c.Status == "ok" && "translation="+c.Detail == tc.want
+		}
+		if !found {
+			t.Errorf("%s: the leaf's checks %+v hold no %q", tc.path, leaf.Checks, tc.want)
+		}
+	}
+}
