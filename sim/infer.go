@@ -46,7 +46,10 @@ type result struct {
 }
 
 // simReasoning is the simulator's reasoning, when asked for it: fixed
-// words, which no canary or evaluation code can match.
+// words, which no canary or evaluation code can match, and fewer than
+// the contamination scan's shortest run (7 words): an answer's reasoning
+// never matches another request's prompt that sent an earlier answer's
+// reasoning back.
 var simReasoning = []string{"Reading", "the", "request,", "then", "answering."}
 
 // completionTokens is the answer's completion tokens: its reasoning's

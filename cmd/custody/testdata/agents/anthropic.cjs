@@ -18,6 +18,15 @@ async function main() {
   const { response } = await stream.withResponse();
   await verified(response.headers, 'messages.stream');
 
+  // A thinking stream read to finalMessage(): the thinking_delta events
+  // accumulate into the thinking block.
+  const ts = client.messages.stream({ model, max_tokens: 32, thinking: { type: 'adaptive' },
+    messages: [{ role: 'user', content: 'Say hello.' }] });
+  const tm = await ts.finalMessage();
+  assert.ok(tm.content[0].type === 'thinking' && tm.content[0].thinking.length > 0 && tm.content[0].signature === '',
+    JSON.stringify(tm.content));
+  await verified((await ts.withResponse()).response.headers, 'messages.stream thinking');
+
   const tools = [{ name: 'Read', description: 'Read a file.', input_schema: { type: 'object',
     properties: { file_path: { type: 'string' } }, required: ['file_path'] } }];
   const ask = [{ role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'Use the Read tool on notes.txt.' }] },
@@ -27,6 +36,10 @@ async function main() {
     metadata: { user_id: 'u-1' } };
   const first = await client.beta.messages.create({ ...agentish, messages: ask }).withResponse();
   await verified(first.response.headers, 'agent turn');
+  // thinking: the engine's reasoning as a thinking block, its signature
+  // "" (custody cannot sign as Anthropic does); sent back below.
+  assert.ok(first.data.content.find((b) => b.type === 'thinking' && b.thinking.length > 0 && b.signature === ''),
+    JSON.stringify(first.data.content));
   const use = first.data.content.find((b) => b.type === 'tool_use');
   assert.ok(use, JSON.stringify(first.data.content));
   const second = await client.beta.messages.create({ ...agentish, stream: true, messages: [...ask,

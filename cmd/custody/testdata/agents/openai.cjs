@@ -43,6 +43,18 @@ async function main() {
     truncation: 'auto', max_tool_calls: 4, text: { verbosity: 'medium' } }).withResponse();
   await verified(ph.headers, 'responses.create');
   assert.ok(plain.output_text.length > 0);
+
+  // reasoning.effort: the engine's reasoning as a reasoning item, which
+  // the stream helpers accumulate, sent back in the next turn's input (last:
+  // a later request with the answer it quotes in its prompt would be one
+  // another request's text came back in).
+  const think = client.responses.stream({ model, input: 'Think, then greet me.', max_output_tokens: 24, reasoning: { effort: 'low' } });
+  const thought = await think.finalResponse();
+  const ri = thought.output.find((o) => o.type === 'reasoning');
+  assert.ok(ri && ri.content[0].type === 'reasoning_text' && ri.content[0].text.length > 0, JSON.stringify(thought.output));
+  const { response: nh } = await client.responses.create({ model, max_output_tokens: 24, reasoning: { effort: 'low' },
+    input: [{ role: 'user', content: 'Think, then greet me.' }, ...thought.output, { role: 'user', content: 'Again.' }] }).withResponse();
+  await verified(nh.headers, 'responses reasoning sent back');
   console.log('ok');
 }
 
