@@ -314,16 +314,54 @@ func (w *statusWriter) Flush() {
 
 // TestAgentsOpenAIAgents: @openai/agents, unchanged, in its default
 // Responses mode and in chat-completions mode: an agent with a function
-// tool runs to its final output, plainly and streamed; every
-// transaction verified.
+// tool runs to its final output, plainly and streamed, and with
+// reasoning asked for, its reasoning items sent back in the tool loop
+// (carried as reasoning_content: the translation outcome says
+// input.reasoning); every transaction verified.
 func TestAgentsOpenAIAgents(t *testing.T) {
 	for _, tc := range []struct{ api, endpoint string }{{"", "responses"}, {"chat_completions", "chat.completions"}} {
 		t.Run("api="+tc.api, func(t *testing.T) {
 			s := agentServe(t)
 			runAgentScript(t, s, "agents.cjs", "API="+tc.api)
-			allVerified(t, s, map[string]int{tc.endpoint: 4})
+			allVerified(t, s, map[string]int{tc.endpoint: 6})
+			if tc.endpoint == "responses" && !slices.ContainsFunc(translations(t, s), func(d string) bool {
+				return strings.Contains(d, "input.reasoning")
+			}) {
+				t.Errorf("no turn sent a reasoning item back: %q", translations(t, s))
+			}
 		})
 	}
+}
+
+// translations are the details of the translation outcomes of the
+// transactions s logged, read from their receipts' leaves.
+func translations(t *testing.T, s *server) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s.stdout.String() + s.stderr.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var tx transaction
+		if !strings.Contains(sc.Text(), `"msg":"transaction"`) || json.Unmarshal(sc.Bytes(), &tx) != nil {
+			continue
+		}
+		_, body := get(t, s.URL+"/v1/custody/receipts/"+tx.ID, "")
+		var r struct {
+			Leaf []byte `json:"leaf"`
+		}
+		var leaf struct {
+			Checks []struct{ Check, Detail string } `json:"checks"`
+		}
+		if json.Unmarshal([]byte(body), &r) != nil || json.Unmarshal(r.Leaf, &leaf) != nil {
+			continue
+		}
+		for _, c := range leaf.Checks {
+			if c.Check == "translation" {
+				out = append(out, c.Detail)
+			}
+		}
+	}
+	return out
 }
 
 // TestAgentsOpenAINode: openai 6 and 7, unchanged: chat with a tool
