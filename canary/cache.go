@@ -3,7 +3,6 @@ package canary
 import (
 	"context"
 	crand "crypto/rand"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -143,16 +142,16 @@ func (r *Runner) probeCache(ctx context.Context, t Target) ProbeResult {
 	var cross, cold, self []cacheObs
 	sharedByCount, selfByCount := 0, 0
 	for range cfg.Pairs {
-		owner := rand.IntN(2)
+		owner := r.coins.intN(2)
 		a, b := cfg.Tenants[owner], cfg.Tenants[1-owner]
 		p := cachePrefix(cfg.PrefixTokens)
-		q := shuffled(p)
+		q := r.coins.shuffled(p)
 		if _, f := cacheAsk(ctx, t, a, p); f != nil {
 			return *f
 		}
 		var x, c cacheObs
 		var f *ProbeResult
-		if rand.IntN(2) == 0 {
+		if r.coins.intN(2) == 0 {
 			if x, f = cacheAsk(ctx, t, b, p); f == nil {
 				c, f = cacheAsk(ctx, t, b, q)
 			}
@@ -245,11 +244,7 @@ func cachePrefix(tokens int) string {
 }
 
 // shuffled is text's words in a random order (another first block).
-func shuffled(text string) string {
-	w := strings.Fields(text)
-	rand.Shuffle(len(w), func(i, j int) { w[i], w[j] = w[j], w[i] })
-	return strings.Join(w, " ")
-}
+func shuffled(text string) string { return (*coins)(nil).shuffled(text) }
 
 // mannWhitneyLess is the exact one-sided p-value of the Mann-Whitney test
 // that x is stochastically smaller than y: the probability, over all

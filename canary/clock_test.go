@@ -29,12 +29,17 @@ type modelClock struct {
 	rnd *rand.Rand
 }
 
+// seedOf is a seed named by a test (Config.Seed, the model clock's noise).
+func seedOf(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
+}
+
 // newModelClock is a clock whose noise is seeded by name (a test's), so
 // that a run draws the same noise each time.
 func newModelClock(name string) *modelClock {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return &modelClock{rnd: rand.New(rand.NewPCG(h.Sum64(), 0x637573746f6479))}
+	return &modelClock{rnd: rand.New(rand.NewPCG(seedOf(name), 0x637573746f6479))}
 }
 
 // sleep is the simulator's Config.Sleep: it spends d and the noise at once.

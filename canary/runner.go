@@ -75,6 +75,11 @@ type Config struct {
 	OnEvent func(Event)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Seed, when not zero, seeds the cache probe's coin flips (which
+	// tenant owns a pair's prefix, which of the two asks goes first, the
+	// control prompt's word order), so that a test of one run on an honest
+	// route is the same run every time; zero draws them from math/rand.
+	Seed uint64
 }
 
 // Errors of the Runner's API.
@@ -107,6 +112,7 @@ type route struct {
 
 // Runner runs canary probes and keeps route health.
 type Runner struct {
+	coins   *coins // the cache probe's coin flips (Config.Seed)
 	cfg     Config
 	ctx     context.Context // bounds triggered runs
 	counter tokenize.Counter
@@ -141,6 +147,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		}
 	}
 	r := &Runner{
+		coins:   newCoins(cfg.Seed),
 		cfg:     cfg,
 		ctx:     ctx,
 		counter: counter,
