@@ -278,8 +278,8 @@ func TestResultCachedTokens(t *testing.T) {
 // CacheShared (for policies with on_cache_shared: quarantine) but does
 // not turn its health red for everyone; a passing one clears it.
 func TestCacheSharedIsNotRouteHealth(t *testing.T) {
-	tg := newTarget(t, newSim(t, sim.Config{Capacity: testCapacity, PrefillDelay: 20 * time.Microsecond}), testCapacity)
-	r := newRunner(t, Config{Routes: []Route{{Model: "sim-1", Target: tg}}, Probes: []string{ProbeCache}, FailRuns: 1, PassRuns: 1})
+	tg := timedTarget(t, sim.Config{Capacity: testCapacity, PrefillDelay: 20 * time.Microsecond})
+	r := newRunner(t, Config{Routes: []Route{{Model: "sim-1", Target: tg}}, Probes: []string{ProbeCache}, FailRuns: 1, PassRuns: 1, Seed: seedOf(t.Name())})
 	tg.setFault(string(sim.FaultSharedCache))
 	rep := r.RunOnce(t.Context())[0]
 	if rep.OK() || rep.Health == Red || r.Quarantined("sim-1", 0) || !r.CacheShared("sim-1", 0) {
