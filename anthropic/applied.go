@@ -2,7 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
-	"strings"
+
+	"github.com/custody-gateway/custody"
 )
 
 // Applied names the members of r that its translation to chat carries
@@ -10,35 +11,35 @@ import (
 // (custody.CheckTranslation): "no-op:a,b carried:c ignored:d", names
 // only, "" when there are none. ToChat must have accepted r.
 func (r *Request) Applied() string {
-	var n names
+	var n custody.Translated
 	ctl, _ := r.translateControls()
 	if len(r.ContextManagement) > 0 {
 		if ctl.clearBefore > 0 && r.clearsThinking(ctl.clearBefore) {
-			n.carry("context_management")
+			n.Carry("context_management")
 		} else {
-			n.noOp("context_management")
+			n.NoOp("context_management")
 		}
 	}
 	if len(r.Thread) > 0 {
-		n.noOp("thread")
+		n.NoOp("thread")
 	}
 	if r.hasCacheControl() {
-		n.noOp("cache_control")
+		n.NoOp("cache_control")
 	}
 	if len(r.Thinking) > 0 {
-		n.carry("thinking")
+		n.Carry("thinking")
 		var t struct {
 			Display string `json:"display"`
 		}
 		if json.Unmarshal(r.Thinking, &t) == nil && t.Display == "omitted" {
-			n.ignore("thinking.display")
+			n.Ignore("thinking.display")
 		}
 	}
 	if ctl.effort != "" {
-		n.carry("output_config.effort")
+		n.Carry("output_config.effort")
 	}
 	if r.Metadata != nil && r.Metadata.UserID != "" {
-		n.carry("metadata.user_id")
+		n.Carry("metadata.user_id")
 	}
 	var blocks, errs bool
 	for i, m := range r.Messages {
@@ -48,14 +49,14 @@ func (r *Request) Applied() string {
 		}
 	}
 	if blocks {
-		n.carry("messages.thinking")
+		n.Carry("messages.thinking")
 	}
 	if errs {
-		n.carry("messages.is_error")
+		n.Carry("messages.is_error")
 	}
 	for _, t := range r.Tools {
 		if t.DeferLoading {
-			n.carry("tools.defer_loading")
+			n.Carry("tools.defer_loading")
 			break
 		}
 	}
@@ -92,33 +93,4 @@ func (r *Request) hasCacheControl() bool {
 		}
 	}
 	return false
-}
-
-// names lists member names by what a translation did with them.
-type names struct {
-	noop, carried, ignored []string
-}
-
-// noOp records a member proved a no-op.
-func (n *names) noOp(name string) { n.noop = append(n.noop, name) }
-
-// carry records a member carried as something else.
-func (n *names) carry(name string) { n.carried = append(n.carried, name) }
-
-// ignore records a member that changes nothing the model computes,
-// which the translation does not honour.
-func (n *names) ignore(name string) { n.ignored = append(n.ignored, name) }
-
-// String is "no-op:a,b carried:c ignored:d", the empty lists left out.
-func (n *names) String() string {
-	var parts []string
-	for _, l := range []struct {
-		label string
-		names []string
-	}{{"no-op", n.noop}, {"carried", n.carried}, {"ignored", n.ignored}} {
-		if len(l.names) > 0 {
-			parts = append(parts, l.label+":"+strings.Join(l.names, ","))
-		}
-	}
-	return strings.Join(parts, " ")
 }
