@@ -408,14 +408,32 @@ func leafHas(t *testing.T, s *server, key, id string, code custody.Code) {
 	defer leafMu.Unlock()
 	// While the index is down, a receipt is found in the log once its
 	// leaf is integrated: a moment.
+	_, tx, err := receiptTx(t, s, key, id)
+	if err != nil {
+		t.Errorf("%s: %v", code, err)
+		return
+	}
+	found := false
+	for _, o := range tx.Outcomes {
+		found = found || o.Check == code.Check() && o.Code == code
+	}
+	if tx.Code != code || !found {
+		t.Errorf("%s: the leaf says %s with outcomes %+v", code, tx.Code, tx.Outcomes)
+	}
+}
+
+// receiptTx fetches request id's receipt, waiting out the moment a 503
+// lasts while its leaf is integrated, and decodes its leaf; a receipt
+// that does not resolve is the error.
+func receiptTx(t *testing.T, s *server, key, id string) ([]byte, *custody.Transaction, error) {
+	t.Helper()
 	resp, body := get(t, s.URL+"/v1/custody/receipts/"+id, key)
 	for deadline := time.Now().Add(10 * time.Second); resp.StatusCode == 503 && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		resp, body = get(t, s.URL+"/v1/custody/receipts/"+id, key)
 	}
 	if resp.StatusCode != 200 {
-		t.Errorf("%s: receipt %s: %d %s", code, id, resp.StatusCode, body)
-		return
+		return nil, nil, fmt.Errorf("receipt %s does not resolve: %d %.300s", id, resp.StatusCode, body)
 	}
 	var r verify.Receipt
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
@@ -425,13 +443,7 @@ func leafHas(t *testing.T, s *server, key, id string, code custody.Code) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, o := range tx.Outcomes {
-		found = found || o.Check == code.Check() && o.Code == code
-	}
-	if tx.Code != code || !found {
-		t.Errorf("%s: the leaf says %s with outcomes %+v", code, tx.Code, tx.Outcomes)
-	}
+	return r.Leaf, tx, nil
 }
 
 // recordWithCode finds, in the index, a record with code.

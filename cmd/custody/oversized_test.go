@@ -13,13 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/sim"
-	"github.com/custody-gateway/custody/tokenize"
-	"github.com/custody-gateway/custody/verify"
 )
 
 // The oversized tests: an upstream whose answer carries an id, a model or
@@ -53,14 +49,7 @@ func bigValue(field string, size, n int) string {
 // message in a Messages stream.
 func bigUpstream(t *testing.T) string {
 	t.Helper()
-	counter, err := tokenize.Lookup("o200k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(sim.Config{Models: []string{"sim-1"}, Counter: counter})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := toySim(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -111,23 +100,11 @@ func bigUpstream(t *testing.T) string {
 // oversizedLeaf fetches request id's receipt and returns its leaf.
 func oversizedLeaf(t *testing.T, s *server, key, id string) ([]byte, *custody.Transaction) {
 	t.Helper()
-	resp, body := get(t, s.URL+"/v1/custody/receipts/"+id, key)
-	for deadline := time.Now().Add(10 * time.Second); resp.StatusCode == 503 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-		resp, body = get(t, s.URL+"/v1/custody/receipts/"+id, key)
-	}
-	if resp.StatusCode != 200 {
-		t.Fatalf("receipt %s does not resolve: %d %.300s", id, resp.StatusCode, body)
-	}
-	var r verify.Receipt
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := verify.DecodeLeaf(r.Leaf)
+	leaf, tx, err := receiptTx(t, s, key, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Leaf, tx
+	return leaf, tx
 }
 
 // leafStrings are the strings of a leaf that an upstream or a client can

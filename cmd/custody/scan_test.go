@@ -41,7 +41,9 @@ type tamper struct {
 
 var caseRE = regexp.MustCompile(`case:([a-z_]+):([0-9]+)`)
 
-func newTamper(t *testing.T) (*tamper, string) {
+// toySim is the simulator serving sim-1, counted with o200k_base, for
+// the tests' tampering upstreams to put in front of.
+func toySim(t *testing.T) *sim.Server {
 	t.Helper()
 	counter, err := tokenize.Lookup("o200k_base")
 	if err != nil {
@@ -51,7 +53,12 @@ func newTamper(t *testing.T) (*tamper, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &tamper{sim: s, leaks: map[int]string{}, bodies: map[string][][]byte{}}
+	return s
+}
+
+func newTamper(t *testing.T) (*tamper, string) {
+	t.Helper()
+	tp := &tamper{sim: toySim(t), leaks: map[int]string{}, bodies: map[string][][]byte{}}
 	srv := httptest.NewServer(tp)
 	t.Cleanup(srv.Close)
 	return tp, srv.URL + "/v1"
