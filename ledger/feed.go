@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -46,11 +47,12 @@ func (l *Log) startTessera(ctx context.Context) (*tlog, error) {
 	return &tlog{app: app, reader: reader, ctx: tctx, shutdown: shutdown, cancel: cancel}, nil
 }
 
-// stop shuts the appender down within ctx and stops its background work.
-func (t *tlog) stop(ctx context.Context) error {
+// stop shuts the appender down within ctx, stops its background work and
+// waits out a checkpoint publication in flight in the log directory dir.
+func (t *tlog) stop(ctx context.Context, dir string) error {
 	err := t.shutdown(ctx)
 	t.cancel()
-	return err
+	return errors.Join(err, awaitPublisher(dir))
 }
 
 // recover integrates the journal records recs (in order) the log lacks,

@@ -329,7 +329,7 @@ func (l *Log) Close(ctx context.Context) error {
 			errs = append(errs, *p)
 		}
 		if l.tl != nil { // written by the feeder, which has returned
-			errs = append(errs, l.tl.stop(ctx))
+			errs = append(errs, l.tl.stop(ctx, l.logPath))
 		}
 		l.j.removeIntegrated()
 		errs = append(errs, l.lock.Close())

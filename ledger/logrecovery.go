@@ -27,7 +27,7 @@ var errLogDiverged = errors.New("the log diverged from the journal")
 // (or the log diverged from the journal, which a retry cannot mend).
 func (l *Log) recoverLog() (uint64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	l.tl.stop(ctx) // it failed already: its answer adds nothing
+	l.tl.stop(ctx, l.logPath) // it failed already: its answer adds nothing
 	cancel()
 	l.tl = nil
 	t := time.NewTimer(l.cfg.logRetry)
@@ -74,7 +74,7 @@ func (l *Log) reopenLog() (uint64, error) {
 	defer func() {
 		if !ok {
 			sctx, cancel := context.WithTimeout(ctx, stopTimeout)
-			tl.stop(sctx)
+			tl.stop(sctx, l.logPath)
 			cancel()
 		}
 	}()
