@@ -26,411 +26,356 @@ const (
 // Known canary probes.
 var probeNames = []string{"echo", "needle", "oversize", "secret", "identity", "cache"}
 
-func (c *Config) applyDefaults() {
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:8080"
+// Validate returns every problem of c at once, as Errors, or nil. The
+// sections are checked in this order, and the problems of each are listed
+// in the order of its keys; a section that names another's entries
+// (tenants name policies and models, models name providers, evals name
+// routes) is checked after it.
+func (c *Config) Validate(file string) error {
+	p := &problems{file: file}
+	c.validateServer(p)
+	c.validateIndex(p)
+	c.validateLedger(p)
+	c.validateLimits(p)
+	policies := c.validatePolicies(p)
+	providers := c.validateProviders(p)
+	models := c.validateModels(p, providers)
+	c.validateTenants(p, policies, models)
+	c.validateCanaryProbes(p)
+	c.validateWebhooks(p)
+	c.validateEvals(p)
+	c.validateCanarySchedule(p)
+	c.validateChecks(p)
+	if len(p.errs) > 0 {
+		return p.errs
 	}
-	if c.DataDir == "" {
-		c.DataDir = "./custody-data"
-	}
-	if c.Index.Backend == "" {
-		c.Index.Backend = "sqlite"
-	}
-	if c.Ledger.Origin == "" {
-		c.Ledger.Origin = "custody.local/log"
-	}
-	if c.Ledger.BatchMaxAge == 0 {
-		c.Ledger.BatchMaxAge = 250 * time.Millisecond
-	}
-	if c.Ledger.BatchMaxSize == 0 {
-		c.Ledger.BatchMaxSize = 4096
-	}
-	if c.Ledger.SegmentBytes == 0 {
-		c.Ledger.SegmentBytes = 32 << 20
-	}
-	if c.Limits.MaxBodyBytes == 0 {
-		c.Limits.MaxBodyBytes = 32 << 20
-	}
-	if c.Limits.ReadHeaderTimeout == 0 {
-		c.Limits.ReadHeaderTimeout = 10 * time.Second
-	}
-	if c.Limits.ReadTimeout == 0 {
-		c.Limits.ReadTimeout = 60 * time.Second
-	}
-	if c.Limits.IdleTimeout == 0 {
-		c.Limits.IdleTimeout = 120 * time.Second
-	}
-	if c.Limits.MaxConcurrentPerTenant == 0 {
-		c.Limits.MaxConcurrentPerTenant = 256
-	}
-	if c.Limits.MaxConnections == 0 {
-		c.Limits.MaxConnections = 4096
-	}
-	if c.Limits.MaxStreamBytes == 0 {
-		c.Limits.MaxStreamBytes = 64 << 20
-	}
-	if c.Limits.StreamMaxDuration == 0 {
-		c.Limits.StreamMaxDuration = 30 * time.Minute
-	}
-	if c.Limits.MaxResponseBytes == 0 {
-		c.Limits.MaxResponseBytes = 32 << 20
-	}
-	if c.Limits.MaxEventBytes == 0 {
-		c.Limits.MaxEventBytes = 1 << 20
-	}
-	if c.Limits.MaxInflightBytes == 0 {
-		c.Limits.MaxInflightBytes = 1 << 30
-	}
-	if c.Limits.AuthFailuresPerMinute == 0 {
-		c.Limits.AuthFailuresPerMinute = 10
-	}
-	if c.Canaries.NeedleMaxTokens == 0 {
-		c.Canaries.NeedleMaxTokens = 16384
-	}
-	if c.Checks.ReplayWindow == 0 {
-		c.Checks.ReplayWindow = time.Hour
-	}
-	if c.Checks.ReplayMaxEntries == 0 {
-		c.Checks.ReplayMaxEntries = 500_000
-	}
-	if c.Checks.OnIndexUnavailable == "" {
-		c.Checks.OnIndexUnavailable = "flag"
-	}
-	for i := range c.Tenants {
-		if c.Tenants[i].Policy == "" {
-			c.Tenants[i].Policy = "default"
-		}
-	}
-	for i := range c.Providers {
-		p := &c.Providers[i]
-		if p.Timeout == 0 {
-			p.Timeout = 120 * time.Second
-		}
-		if p.CacheIsolation == "" {
-			p.CacheIsolation = "off"
-		}
-		if p.Engine == "" {
-			p.Engine = "auto"
-			if p.Kind == "sim" {
-				p.Engine = "llamacpp"
-			}
-		}
-	}
-	for i := range c.Models {
-		m := &c.Models[i]
-		if m.Tokenizer == "" {
-			m.Tokenizer = "o200k_base" // tokenize.DefaultName
-		}
-		if m.ChatTemplate == "" {
-			m.ChatTemplate = "auto"
-		}
-		if m.PromptTokenSlack == (Slack{}) {
-			m.PromptTokenSlack = Slack{PerMessage: 8, Fixed: 64}
-		}
-		for j := range m.Routes {
-			r := &m.Routes[j]
-			if r.Model == "" {
-				r.Model = m.Name
-			}
-			if len(r.Accept) == 0 {
-				r.Accept = []string{r.Model}
-			}
-		}
-	}
-	hasDefault := false
-	for i := range c.Policies {
-		p := &c.Policies[i]
-		hasDefault = hasDefault || p.Name == "default"
-		if p.Fallback == "" {
-			p.Fallback = "allow"
-		}
-		if p.OnCacheShared == "" {
-			p.OnCacheShared = "flag"
-		}
-		if p.OnContamination == "" {
-			p.OnContamination = "reject"
-		}
-		if p.OnContract == "" {
-			p.OnContract = "default"
-		}
-	}
-	for i := range c.Evals {
-		e := &c.Evals[i]
-		if e.Threshold == nil {
-			one := 1.0
-			e.Threshold = &one
-		}
-		if e.Rate == 0 {
-			e.Rate = 2
-		}
-	}
-	if !hasDefault {
-		c.Policies = append(c.Policies, Policy{Name: "default", Fallback: "allow", OnContamination: "reject", OnContract: "default", OnCacheShared: "flag"})
-	}
+	return nil
 }
 
-// Validate returns every problem of c at once, as Errors, or nil.
-func (c *Config) Validate(file string) error {
-	var errs Errors
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, &Problem{file, key, fmt.Sprintf(format, args...)})
+// problems collects the problems of one config file as they are found.
+type problems struct {
+	file string
+	errs Errors
+}
+
+// bad records that key is wrong, and why.
+func (p *problems) bad(key, format string, args ...any) {
+	p.errs = append(p.errs, &Problem{p.file, key, fmt.Sprintf(format, args...)})
+}
+
+// named checks that a list entry's key (its name, or id) is set and not
+// used before in seen, and adds it to seen.
+func (p *problems) named(seen map[string]bool, key, kind, name string) {
+	if name == "" {
+		p.bad(key, "required")
+	} else if seen[name] {
+		p.bad(key, "duplicate %s %q", kind, name)
 	}
-	// named checks that a list entry's key (its name, or id) is set and
-	// not used before in seen.
-	named := func(seen map[string]bool, key, kind, name string) {
-		if name == "" {
-			bad(key, "required")
-		} else if seen[name] {
-			bad(key, "duplicate %s %q", kind, name)
-		}
-		seen[name] = true
-	}
+	seen[name] = true
+}
+
+// validateServer checks the listen address and the admin keys.
+func (c *Config) validateServer(p *problems) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen", "not a host:port address: %v", err)
+		p.bad("listen", "not a host:port address: %v", err)
 	}
 	for i, k := range c.AdminKeys {
 		if strings.TrimSpace(k) == "" {
-			bad(fmt.Sprintf("admin_keys[%d]", i), "empty key")
+			p.bad(fmt.Sprintf("admin_keys[%d]", i), "empty key")
 		}
 	}
 	for i, h := range c.AdminKeySHA256 {
 		if !isSHA256Hex(h) {
-			bad(fmt.Sprintf("admin_key_sha256[%d]", i), "not 64 hex digits")
+			p.bad(fmt.Sprintf("admin_key_sha256[%d]", i), "not 64 hex digits")
 		}
 	}
+}
+
+// validateIndex checks the index backend and what it needs.
+func (c *Config) validateIndex(p *problems) {
 	switch c.Index.Backend {
 	case "sqlite":
 	case "postgres":
 		if c.Index.DSN == "" {
-			bad("index.dsn", "required for the postgres backend")
+			p.bad("index.dsn", "required for the postgres backend")
 		}
 	default:
-		bad("index.backend", "%q is not sqlite or postgres", c.Index.Backend)
+		p.bad("index.backend", "%q is not sqlite or postgres", c.Index.Backend)
 	}
+}
+
+// validateLedger checks the ledger's batching, witnesses and segments.
+func (c *Config) validateLedger(p *problems) {
 	if c.Ledger.BatchMaxAge < 0 || c.Ledger.BatchMaxAge > time.Second {
-		bad("ledger.batch_max_age", "must be between 0 and 1s, got %s", c.Ledger.BatchMaxAge)
+		p.bad("ledger.batch_max_age", "must be between 0 and 1s, got %s", c.Ledger.BatchMaxAge)
 	}
 	if c.Ledger.BatchMaxSize < 0 {
-		bad("ledger.batch_max_size", "must not be negative")
+		p.bad("ledger.batch_max_size", "must not be negative")
 	}
-	validateWitnesses(&c.Ledger, bad)
+	validateWitnesses(&c.Ledger, p.bad)
 	if c.Ledger.SegmentBytes < 1<<20 {
-		bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
+		p.bad("ledger.segment_bytes", "must be at least 1048576 (1 MiB; a segment holds whole records of up to 64 KiB), got %d", c.Ledger.SegmentBytes)
 	}
-	if c.Limits.MaxBodyBytes < 1024 {
-		bad("limits.max_body_bytes", "must be at least 1024, got %d", c.Limits.MaxBodyBytes)
+}
+
+// validateLimits checks the request, stream and memory limits.
+func (c *Config) validateLimits(p *problems) {
+	l := &c.Limits
+	if l.MaxBodyBytes < 1024 {
+		p.bad("limits.max_body_bytes", "must be at least 1024, got %d", l.MaxBodyBytes)
 	}
-	if c.Limits.MaxConcurrentPerTenant < 0 {
-		bad("limits.max_concurrent_per_tenant", "must not be negative")
+	for _, n := range []struct {
+		key string
+		v   int64
+	}{
+		{"limits.max_concurrent_per_tenant", int64(l.MaxConcurrentPerTenant)},
+		{"limits.max_connections", int64(l.MaxConnections)},
+		{"limits.max_stream_bytes", l.MaxStreamBytes},
+		{"limits.stream_idle", int64(l.StreamIdle)},
+		{"limits.stream_max_duration", int64(l.StreamMaxDuration)},
+	} {
+		if n.v < 0 {
+			p.bad(n.key, "must not be negative")
+		}
 	}
-	if c.Limits.MaxConnections < 0 {
-		bad("limits.max_connections", "must not be negative")
-	}
-	if c.Limits.MaxStreamBytes < 0 {
-		bad("limits.max_stream_bytes", "must not be negative")
-	}
-	if c.Limits.StreamIdle < 0 {
-		bad("limits.stream_idle", "must not be negative")
-	}
-	if c.Limits.StreamMaxDuration < 0 {
-		bad("limits.stream_max_duration", "must not be negative")
-	}
-	for _, l := range []struct {
+	for _, b := range []struct {
 		key string
 		n   int64
 	}{
-		{"limits.max_response_bytes", c.Limits.MaxResponseBytes},
-		{"limits.max_event_bytes", c.Limits.MaxEventBytes},
-		{"limits.max_inflight_bytes", c.Limits.MaxInflightBytes},
+		{"limits.max_response_bytes", l.MaxResponseBytes},
+		{"limits.max_event_bytes", l.MaxEventBytes},
+		{"limits.max_inflight_bytes", l.MaxInflightBytes},
 	} {
-		if l.n <= 0 {
-			bad(l.key, "must be a positive number of bytes (leave it out for the default), got %d", l.n)
+		if b.n <= 0 {
+			p.bad(b.key, "must be a positive number of bytes (leave it out for the default), got %d", b.n)
 		}
 	}
-	if m := c.Limits.MaxInflightBytes; m > 0 && (m < c.Limits.MaxResponseBytes || m < c.Limits.MaxEventBytes) {
-		bad("limits.max_inflight_bytes", "must be at least limits.max_response_bytes (%d) and limits.max_event_bytes (%d): "+
-			"an answer of that size could never be held, got %d", c.Limits.MaxResponseBytes, c.Limits.MaxEventBytes, m)
+	if m := l.MaxInflightBytes; m > 0 && (m < l.MaxResponseBytes || m < l.MaxEventBytes) {
+		p.bad("limits.max_inflight_bytes", "must be at least limits.max_response_bytes (%d) and limits.max_event_bytes (%d): "+
+			"an answer of that size could never be held, got %d", l.MaxResponseBytes, l.MaxEventBytes, m)
 	}
+}
 
-	policies := map[string]bool{}
-	for i, p := range c.Policies {
+// validatePolicies checks each policy's name and its choices, and returns
+// the policy names.
+func (c *Config) validatePolicies(p *problems) map[string]bool {
+	names := map[string]bool{}
+	for i, pol := range c.Policies {
 		key := fmt.Sprintf("policies[%d]", i)
-		named(policies, key+".name", "policy", p.Name)
-		if p.Fallback != "allow" && p.Fallback != "deny" {
-			bad(key+".fallback", "%q is not allow or deny", p.Fallback)
+		p.named(names, key+".name", "policy", pol.Name)
+		if pol.Fallback != "allow" && pol.Fallback != "deny" {
+			p.bad(key+".fallback", "%q is not allow or deny", pol.Fallback)
 		}
-		if p.OnContamination != "reject" && p.OnContamination != "flag" {
-			bad(key+".on_contamination", "%q is not reject or flag", p.OnContamination)
+		if pol.OnContamination != "reject" && pol.OnContamination != "flag" {
+			p.bad(key+".on_contamination", "%q is not reject or flag", pol.OnContamination)
 		}
-		if p.OnContract != "default" && p.OnContract != "reject" && p.OnContract != "flag" {
-			bad(key+".on_contract", "%q is not default, reject or flag", p.OnContract)
+		if pol.OnContract != "default" && pol.OnContract != "reject" && pol.OnContract != "flag" {
+			p.bad(key+".on_contract", "%q is not default, reject or flag", pol.OnContract)
 		}
-		if p.OnCacheShared != "flag" && p.OnCacheShared != "quarantine" {
-			bad(key+".on_cache_shared", "%q is not flag or quarantine", p.OnCacheShared)
+		if pol.OnCacheShared != "flag" && pol.OnCacheShared != "quarantine" {
+			p.bad(key+".on_cache_shared", "%q is not flag or quarantine", pol.OnCacheShared)
 		}
 	}
+	return names
+}
 
-	providers := map[string]bool{}
-	for i, p := range c.Providers {
+// validateProviders checks each provider's name, kind, URL, cache
+// isolation, engine and timeout, and returns the provider names.
+func (c *Config) validateProviders(p *problems) map[string]bool {
+	names := map[string]bool{}
+	for i, pr := range c.Providers {
 		key := fmt.Sprintf("providers[%d]", i)
-		named(providers, key+".name", "provider", p.Name)
-		switch p.Kind {
+		p.named(names, key+".name", "provider", pr.Name)
+		switch pr.Kind {
 		case KindOpenAI:
-			if p.BaseURL == "" {
-				bad(key+".base_url", "required for kind openai")
-			} else if !isHTTPURL(p.BaseURL) {
-				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
-			}
+			validateBaseURL(p, key, pr)
 		case KindSim:
 		case KindAnthropic:
-			if p.BaseURL == "" {
-				bad(key+".base_url", "required for kind anthropic")
-			} else if !isHTTPURL(p.BaseURL) {
-				bad(key+".base_url", "%q is not an http(s) URL", p.BaseURL)
-			}
-			if p.Responses {
-				bad(key+".responses", "a kind anthropic provider does not serve /v1/responses")
+			validateBaseURL(p, key, pr)
+			if pr.Responses {
+				p.bad(key+".responses", "a kind anthropic provider does not serve /v1/responses")
 			}
 		default:
-			bad(key+".kind", "%q is not openai, anthropic or sim", p.Kind)
+			p.bad(key+".kind", "%q is not openai, anthropic or sim", pr.Kind)
 		}
-		switch p.CacheIsolation {
+		switch pr.CacheIsolation {
 		case "tenant", "tenant_use_case", "disable", "off":
 		default:
-			bad(key+".cache_isolation", "%q is not tenant, tenant_use_case, disable or off", p.CacheIsolation)
+			p.bad(key+".cache_isolation", "%q is not tenant, tenant_use_case, disable or off", pr.CacheIsolation)
 		}
-		if p.Responses && p.CacheIsolation != "off" {
+		if pr.Responses && pr.CacheIsolation != "off" {
 			// The Responses requests passed through carry no cache
 			// member custody sets, and no engine contract says how a
 			// Responses endpoint's cache is keyed: isolation would be
 			// claimed and not applied.
-			bad(key+".cache_isolation", "%q cannot apply to the Responses requests passed through to a provider with responses: true; use cache_isolation: off there, or a second provider without responses: true for isolated traffic", p.CacheIsolation)
+			p.bad(key+".cache_isolation", "%q cannot apply to the Responses requests passed through to a provider with responses: true; use cache_isolation: off there, or a second provider without responses: true for isolated traffic", pr.CacheIsolation)
 		}
-		switch p.Engine {
+		switch pr.Engine {
 		case "auto", "llamacpp", "vllm", "sglang", "openai":
 		default:
-			bad(key+".engine", "%q is not llamacpp, vllm, sglang, openai or auto", p.Engine)
+			p.bad(key+".engine", "%q is not llamacpp, vllm, sglang, openai or auto", pr.Engine)
 		}
-		if p.Timeout < 0 {
-			bad(key+".timeout", "must be positive")
+		if pr.Timeout < 0 {
+			p.bad(key+".timeout", "must be positive")
 		}
 	}
+	return names
+}
 
-	models := map[string]bool{}
+// validateBaseURL checks the base_url that a provider of kind openai or
+// anthropic needs.
+func validateBaseURL(p *problems, key string, pr Provider) {
+	if pr.BaseURL == "" {
+		p.bad(key+".base_url", "required for kind %s", pr.Kind)
+	} else if !isHTTPURL(pr.BaseURL) {
+		p.bad(key+".base_url", "%q is not an http(s) URL", pr.BaseURL)
+	}
+}
+
+// validateModels checks each model's name, window, tokenizer, template
+// and slack, and that its routes name known providers; it returns the
+// model names.
+func (c *Config) validateModels(p *problems, providers map[string]bool) map[string]bool {
+	names := map[string]bool{}
 	for i, m := range c.Models {
 		key := fmt.Sprintf("models[%d]", i)
-		named(models, key+".name", "model", m.Name)
+		p.named(names, key+".name", "model", m.Name)
 		if m.ContextWindow <= 0 {
-			bad(key+".context_window", "must be a positive number of tokens")
+			p.bad(key+".context_window", "must be a positive number of tokens")
 		}
 		if m.VerifiedCapacity < 0 {
-			bad(key+".verified_capacity", "must not be negative")
+			p.bad(key+".verified_capacity", "must not be negative")
 		}
 		switch {
 		case m.Tokenizer == "o200k_base", m.Tokenizer == "cl100k_base", m.Tokenizer == "bytes":
-		case strings.HasPrefix(m.Tokenizer, "file:") && len(m.Tokenizer) > len("file:"):
+		case isFileRef(m.Tokenizer):
 			if reason := unreadable(strings.TrimPrefix(m.Tokenizer, "file:")); reason != "" {
-				bad(key+".tokenizer", "%s", reason)
+				p.bad(key+".tokenizer", "%s", reason)
 			}
 		default:
-			bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
+			p.bad(key+".tokenizer", "%q is not o200k_base, cl100k_base, file:PATH or bytes", m.Tokenizer)
 		}
 		switch {
 		case m.ChatTemplate == "auto", m.ChatTemplate == "none", m.ChatTemplate == "builtin:chatml":
-		case strings.HasPrefix(m.ChatTemplate, "file:") && len(m.ChatTemplate) > len("file:"):
+		case isFileRef(m.ChatTemplate):
 			if reason := unreadable(strings.TrimPrefix(m.ChatTemplate, "file:")); reason != "" {
-				bad(key+".chat_template", "%s", reason)
+				p.bad(key+".chat_template", "%s", reason)
 			}
 		default:
-			bad(key+".chat_template", "%q is not auto, file:PATH, builtin:chatml or none", m.ChatTemplate)
+			p.bad(key+".chat_template", "%q is not auto, file:PATH, builtin:chatml or none", m.ChatTemplate)
 		}
 		if m.PromptTokenSlack.PerMessage < 0 || m.PromptTokenSlack.Fixed < 0 {
-			bad(key+".prompt_token_slack", "must not be negative")
+			p.bad(key+".prompt_token_slack", "must not be negative")
 		}
 		if len(m.Routes) == 0 {
-			bad(key+".routes", "at least one route is required")
+			p.bad(key+".routes", "at least one route is required")
 		}
 		for j, r := range m.Routes {
 			if !providers[r.Provider] {
-				bad(fmt.Sprintf("%s.routes[%d].provider", key, j), "unknown provider %q", r.Provider)
+				p.bad(fmt.Sprintf("%s.routes[%d].provider", key, j), "unknown provider %q", r.Provider)
 			}
 		}
 	}
+	return names
+}
 
-	tenants := map[string]bool{}
+// isFileRef reports whether s is file:PATH with a PATH.
+func isFileRef(s string) bool {
+	return strings.HasPrefix(s, "file:") && len(s) > len("file:")
+}
+
+// validateTenants checks each tenant's id and keys (a key belongs to one
+// tenant), and that its policies and models are known.
+func (c *Config) validateTenants(p *problems, policies, models map[string]bool) {
+	ids := map[string]bool{}
 	keys := map[string]string{}
 	for i, t := range c.Tenants {
 		key := fmt.Sprintf("tenants[%d]", i)
-		named(tenants, key+".id", "tenant", t.ID)
+		p.named(ids, key+".id", "tenant", t.ID)
 		if ReservedTenantID(t.ID) {
-			bad(key+".id", "%q is reserved for custody's own principals (admin, canary..., custody:...); choose another id", t.ID)
+			p.bad(key+".id", "%q is reserved for custody's own principals (admin, canary..., custody:...); choose another id", t.ID)
 		}
 		if len(t.APIKeys) == 0 && len(t.APIKeySHA256) == 0 && !t.AnonymousLoopback {
-			bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
+			p.bad(key, "needs api_keys, api_key_sha256 or anonymous_loopback")
 		}
 		for j, k := range t.APIKeys {
 			if strings.TrimSpace(k) == "" {
-				bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "empty key")
+				p.bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "empty key")
 			} else if other, dup := keys[k]; dup {
-				bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "key already belongs to tenant %q", other)
+				p.bad(fmt.Sprintf("%s.api_keys[%d]", key, j), "key already belongs to tenant %q", other)
 			}
 			keys[k] = t.ID
 		}
 		for j, h := range t.APIKeySHA256 {
 			if !isSHA256Hex(h) {
-				bad(fmt.Sprintf("%s.api_key_sha256[%d]", key, j), "not 64 hex digits")
+				p.bad(fmt.Sprintf("%s.api_key_sha256[%d]", key, j), "not 64 hex digits")
 			}
 		}
 		if !policies[t.Policy] {
-			bad(key+".policy", "unknown policy %q", t.Policy)
+			p.bad(key+".policy", "unknown policy %q", t.Policy)
 		}
-		for uc, p := range t.UseCases {
-			if !policies[p] {
-				bad(fmt.Sprintf("%s.use_cases.%s", key, uc), "unknown policy %q", p)
+		for uc, pol := range t.UseCases {
+			if !policies[pol] {
+				p.bad(fmt.Sprintf("%s.use_cases.%s", key, uc), "unknown policy %q", pol)
 			}
 		}
 		for j, m := range t.Models {
 			if !models[m] {
-				bad(fmt.Sprintf("%s.models[%d]", key, j), "unknown model %q", m)
+				p.bad(fmt.Sprintf("%s.models[%d]", key, j), "unknown model %q", m)
 			}
 		}
 	}
 	if len(c.Tenants) == 0 {
-		bad("tenants", "at least one tenant is required")
+		p.bad("tenants", "at least one tenant is required")
 	}
-	for i, p := range c.Canaries.Probes {
-		if !slices.Contains(probeNames, p) {
-			bad(fmt.Sprintf("canaries.probes[%d]", i), "unknown probe %q (want one of %s)", p, strings.Join(probeNames, ", "))
+}
+
+// validateCanaryProbes checks that canaries.probes are known probes.
+func (c *Config) validateCanaryProbes(p *problems) {
+	for i, pr := range c.Canaries.Probes {
+		if !slices.Contains(probeNames, pr) {
+			p.bad(fmt.Sprintf("canaries.probes[%d]", i), "unknown probe %q (want one of %s)", pr, strings.Join(probeNames, ", "))
 		}
 	}
+}
+
+// webhookEvents are the event types a webhook can be sent.
+var webhookEvents = []string{"fallback", "path_change", "violation", "canary", "eval"}
+
+// validateWebhooks checks each webhook's URL, secret and event types.
+func (c *Config) validateWebhooks(p *problems) {
 	for i, h := range c.Webhooks {
 		key := fmt.Sprintf("webhooks[%d]", i)
 		if !isHTTPURL(h.URL) {
-			bad(key+".url", "%q is not an http(s) URL", h.URL)
+			p.bad(key+".url", "%q is not an http(s) URL", h.URL)
 		}
 		if h.Secret == "" {
-			bad(key+".secret", "required: receivers verify deliveries with it")
+			p.bad(key+".secret", "required: receivers verify deliveries with it")
 		}
 		for j, e := range h.Events {
-			if !slices.Contains([]string{"fallback", "path_change", "violation", "canary", "eval"}, e) {
-				bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation, canary or eval)", e)
+			if !slices.Contains(webhookEvents, e) {
+				p.bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation, canary or eval)", e)
 			}
 		}
 	}
-	c.validateEvals(bad)
+}
+
+// validateCanarySchedule checks canaries.interval. It is listed after
+// the evals, apart from canaries.probes, as it always has been.
+func (c *Config) validateCanarySchedule(p *problems) {
 	if c.Canaries.Interval < 0 {
-		bad("canaries.interval", "must not be negative")
+		p.bad("canaries.interval", "must not be negative")
 	}
+}
+
+// validateChecks checks the replay window and what to do without an index.
+func (c *Config) validateChecks(p *problems) {
 	if c.Checks.ReplayWindow < 0 {
-		bad("checks.replay_window", "must not be negative")
+		p.bad("checks.replay_window", "must not be negative")
 	}
 	if v := c.Checks.OnIndexUnavailable; v != "flag" && v != "reject" {
-		bad("checks.on_index_unavailable", "%q is not flag or reject", v)
+		p.bad("checks.on_index_unavailable", "%q is not flag or reject", v)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
 }
 
 // unreadable says why path cannot be read as a file, or "" when it can.
@@ -468,7 +413,7 @@ var suiteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // against it. The suites' files are read and checked line by line where
 // they are loaded (package eval), so that every bad case is named with
 // its FILE:LINE.
-func (c *Config) validateEvals(bad func(key, format string, args ...any)) {
+func (c *Config) validateEvals(p *problems) {
 	routes := map[string]bool{}
 	for _, m := range c.Models {
 		for _, r := range m.Routes {
@@ -480,35 +425,35 @@ func (c *Config) validateEvals(bad func(key, format string, args ...any)) {
 		key := fmt.Sprintf("evals[%d]", i)
 		switch {
 		case e.Name == "":
-			bad(key+".name", "required")
+			p.bad(key+".name", "required")
 		case suites[e.Name]:
-			bad(key+".name", "duplicate suite %q", e.Name)
+			p.bad(key+".name", "duplicate suite %q", e.Name)
 		case !suiteName.MatchString(e.Name):
-			bad(key+".name", "%q: a suite name is letters, digits, - and _ (it names files and metric labels)", e.Name)
+			p.bad(key+".name", "%q: a suite name is letters, digits, - and _ (it names files and metric labels)", e.Name)
 		}
 		suites[e.Name] = true
 		if e.File == "" {
-			bad(key+".file", "required: the suite's JSONL file")
+			p.bad(key+".file", "required: the suite's JSONL file")
 		}
 		for j, r := range e.Routes {
 			if !routes[r] {
-				bad(fmt.Sprintf("%s.routes[%d]", key, j), "no route %q (want MODEL/PROVIDER, one of the models' routes)", r)
+				p.bad(fmt.Sprintf("%s.routes[%d]", key, j), "no route %q (want MODEL/PROVIDER, one of the models' routes)", r)
 			}
 		}
 		if e.Interval < 0 {
-			bad(key+".interval", "must not be negative")
+			p.bad(key+".interval", "must not be negative")
 		}
 		if t := *e.Threshold; t < 0 || t > 1 || t != t {
-			bad(key+".threshold", "must be a pass ratio in [0, 1], got %v", t)
+			p.bad(key+".threshold", "must be a pass ratio in [0, 1], got %v", t)
 		}
 		if e.Rate <= 0 || e.Rate != e.Rate {
-			bad(key+".rate", "must be a positive number of requests per second")
+			p.bad(key+".rate", "must be a positive number of requests per second")
 		}
 	}
-	for i, p := range c.Policies {
-		for j, s := range p.RequireEvals {
+	for i, pol := range c.Policies {
+		for j, s := range pol.RequireEvals {
 			if !suites[s] {
-				bad(fmt.Sprintf("policies[%d].require_evals[%d]", i, j), "unknown suite %q (not in evals)", s)
+				p.bad(fmt.Sprintf("policies[%d].require_evals[%d]", i, j), "unknown suite %q (not in evals)", s)
 			}
 		}
 	}
