@@ -43,9 +43,8 @@ const (
 	// or the cache canary's test).
 	CodeCacheShared Code = "cache_shared"
 	// The contract codes: the answer breaks what the request asked for,
-	// one code per clause (check/contract.go). contract_finish_invalid,
-	// contract_stop_ignored, contract_choices_invalid and
-	// contract_logprobs_missing are custody's additions to SPEC §4's six.
+	// one code per clause (check/contract.go; docs/checks.md's contract
+	// table gives each clause, its code and its default).
 	CodeContractToolUnknown       Code = "contract_tool_unknown"        // a call of a tool the request did not declare
 	CodeContractArgumentsInvalid  Code = "contract_arguments_invalid"   // arguments not one JSON object, or breaking a non-strict tool's schema
 	CodeContractSchemaInvalid     Code = "contract_schema_invalid"      // output breaking a strict schema (tool or json_schema)

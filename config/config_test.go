@@ -70,7 +70,7 @@ func TestParseGood(t *testing.T) {
 		t.Errorf("default policy not added: %+v", c.Policies)
 	}
 	if c.Limits.MaxConnections != 4096 || c.Limits.MaxStreamBytes != 64<<20 {
-		t.Errorf("limits defaults (SPEC §5): %+v", c.Limits)
+		t.Errorf("limits defaults (docs/configuration.md): %+v", c.Limits)
 	}
 	if c.Limits.MaxResponseBytes != 32<<20 || c.Limits.MaxEventBytes != 1<<20 || c.Limits.MaxInflightBytes != 1<<30 {
 		t.Errorf("memory limits defaults: %+v", c.Limits)
@@ -87,7 +87,7 @@ func TestDefaultIsValid(t *testing.T) {
 	}
 	if c.Listen != "127.0.0.1:8080" || c.DataDir != "./custody-data" || c.Tenants[0].ID != "local" ||
 		!c.Tenants[0].AnonymousLoopback || c.Providers[0].Kind != KindSim {
-		t.Errorf("defaults differ from SPEC §1: %+v", c)
+		t.Errorf("defaults differ from the quick start (README.md): %+v", c)
 	}
 }
 
