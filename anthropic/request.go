@@ -91,6 +91,10 @@ type Tool struct {
 	// DeferLoading keeps the tool out of the model's context until a
 	// tool search finds it.
 	DeferLoading bool `json:"defer_loading,omitempty"`
+	// Strict asks for inputs that follow input_schema exactly
+	// (structured outputs): the contract check holds a passed-through
+	// answer's tool_use to it as the provider's promise.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // ToolChoice is auto | any | tool (with Name) | none.
@@ -115,7 +119,7 @@ var requestMembers = func() strict.Members {
 	return strict.Members{
 		"model": nil, "stream": nil, "max_tokens": nil, "system": block,
 		"messages":       {"role": nil, "content": block},
-		"tools":          {"type": nil, "name": nil, "description": nil, "input_schema": nil, "defer_loading": nil},
+		"tools":          {"type": nil, "name": nil, "description": nil, "input_schema": nil, "defer_loading": nil, "strict": nil},
 		"tool_choice":    {"type": nil, "name": nil, "disable_parallel_tool_use": nil},
 		"stop_sequences": nil, "temperature": nil, "top_p": nil, "top_k": nil, "metadata": {"user_id": nil},
 		"thinking": {"type": nil, "budget_tokens": nil, "display": nil}, "output_config": {"effort": nil},

@@ -33,9 +33,11 @@ var responseMembers = func() strict.Members {
 	usage := strict.Members{"input_tokens": nil, "output_tokens": nil, "cache_read_input_tokens": nil,
 		"cache_creation_input_tokens": nil}
 	message := strict.Members{"type": nil, "id": nil, "model": nil, "role": nil, "stop_reason": nil,
-		"usage": usage, "content": {"type": nil, "text": nil}, "error": {"type": nil, "message": nil}}
+		"usage": usage, "content": {"type": nil, "text": nil, "name": nil, "input": nil},
+		"stop_sequence": nil, "error": {"type": nil, "message": nil}}
 	event := strict.Members{"type": nil, "index": nil, "message": message, "usage": usage,
-		"delta": {"type": nil, "text": nil, "stop_reason": nil}, "content_block": {"type": nil},
+		"delta": {"type": nil, "text": nil, "partial_json": nil, "stop_reason": nil, "stop_sequence": nil},
+		"content_block": {"type": nil, "text": nil, "name": nil, "input": nil},
 		"error": {"type": nil, "message": nil}}
 	for k, v := range message {
 		if _, ok := event[k]; !ok {

@@ -94,6 +94,18 @@ type streamCall struct {
 	index int
 	name  string
 	args  []byte
+	// Messages: the block start's input, and whether a delta followed
+	// (then the deltas are the input).
+	start []byte
+	delta bool
+}
+
+// arguments are the call's arguments as joined.
+func (c *streamCall) arguments() string {
+	if !c.delta && len(c.start) > 0 {
+		return string(c.start)
+	}
+	return string(c.args)
 }
 
 // NewStream starts joining a stream's answer for c.

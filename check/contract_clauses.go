@@ -81,7 +81,9 @@ type addFunc func(code custody.Code, clause string, stack bool, format string, a
 
 func (c *Contract) checkChoice(ch *AnswerChoice, schemas *Schemas, add addFunc) {
 	at := fmt.Sprintf("choice %d", ch.Index)
-	truncated := ch.Finish == "length"
+	// A Messages pause_turn is an answer to be continued, as unfinished
+	// as one cut at a length.
+	truncated := ch.Finish == "length" || ch.Finish == finishPaused
 	if len(ch.Calls) > 0 {
 		c.readTools(schemas)
 		if c.ToolChoice == ChoiceNone {
@@ -105,7 +107,7 @@ func (c *Contract) checkChoice(ch *AnswerChoice, schemas *Schemas, add addFunc) 
 			}
 		}
 		forced := c.ToolChoice == ChoiceNamed || c.ToolChoice == ChoiceRequired
-		if f := ch.Finish; f != "tool_calls" && f != "length" && f != "content_filter" && !(f == "stop" && forced) {
+		if f := ch.Finish; f != "tool_calls" && !truncated && f != "content_filter" && !(f == "stop" && forced) {
 			// A forced call finishes "stop" on OpenAI; otherwise calls
 			// end with tool_calls. Clients still see the calls: flagged.
 			add(custody.CodeContractFinishInvalid, "finish_reason", false, "%s: %d calls with finish %q", at, len(ch.Calls), truncate(f))

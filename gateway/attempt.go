@@ -79,6 +79,7 @@ func (x *exchange) attempt(rt route) (done bool, err error) {
 // the client's body translated to it.
 func (x *exchange) speak(rt route) error {
 	x.wire, x.bridge = wireOf(x.front, rt.prov)
+	x.contract, x.noContract = nil, false // the contract is the wire's
 	if x.bridge == nil {
 		x.wreq = x.req
 		return nil

@@ -5,59 +5,114 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/check"
-	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/policy"
 )
 
 // The contract check's glue (check/contract.go): the contract is read
-// from the chat request the upstream received, the wire's, so that a
-// Messages or Responses client translated to chat is held to what custody
-// sent for it, and its answer is judged on the chat wire before it is
-// translated back (a tool_calls finish without calls is caught before it
-// becomes a tool_use stop with no block). Answers on other wires (legacy
-// completions, embeddings, a Messages or Responses upstream passed
-// through) are not held to a contract yet: no outcome is recorded.
+// from the request the upstream received, the wire's, and the answer is
+// judged on that wire before it is translated back or relayed. On the
+// chat wire the contract is the chat request's, so that a Messages or
+// Responses client translated to chat is held to what custody sent for
+// it, and its answer is judged as chat (a tool_calls finish without calls
+// is caught before it becomes a tool_use stop with no block). A Messages
+// request passed through to a kind: anthropic provider is held to its
+// own members (check.MessagesContract), a Responses request passed
+// through to a provider with responses: true to its own
+// (check.ResponsesContract), their answers read on their wire. Answers on
+// the other wires (legacy completions, embeddings) are not held to a
+// contract: no outcome is recorded.
 
-// chatContract is the contract of the attempt's request, when the
-// upstream speaks chat completions.
-func (x *exchange) chatContract() (*check.Contract, bool) {
-	if x.wire != openaiChat || !x.g.checks.runs(custody.CheckContract) {
+// wireContract is the contract of the attempt's request, when its wire
+// has one.
+func (x *exchange) wireContract() (*check.Contract, bool) {
+	if !x.g.checks.runs(custody.CheckContract) {
 		return nil, false
 	}
-	q, ok := x.wreq.(*openaiRequest)
-	if !ok {
+	var c check.Contract
+	switch q := x.wreq.(type) {
+	case *openaiRequest:
+		if x.wire != openaiChat {
+			return nil, false
+		}
+		c = check.ChatContract(&q.r.Asked)
+	case *messagesRequest:
+		c = check.MessagesContract(q.r)
+	case *responsesRequest:
+		c = check.ResponsesContract(q.r)
+	default:
 		return nil, false
 	}
-	c := check.ChatContract(&q.r.Asked)
 	return &c, true
 }
 
-// checkContractPlain holds a complete chat completion to its contract.
-func (x *exchange) checkContractPlain(r *openai.Response, body []byte) {
-	if r == nil {
+// checkContractPlain holds a complete answer (r as the wire read it,
+// body its bytes) to its contract.
+func (x *exchange) checkContractPlain(r *Reading, body []byte) {
+	c, ok := x.wireContract()
+	if !ok {
 		return
 	}
-	if c, ok := x.chatContract(); ok {
-		x.judgeContract(c, check.PlainAnswer(c, r, body))
+	switch x.wire {
+	case openaiChat:
+		if r.Chat != nil {
+			x.judgeContract(c, check.PlainAnswer(c, r.Chat, body))
+		}
+	case messages:
+		x.judgeContract(c, check.MessagesAnswer(body))
+	case responsesFront:
+		x.judgeContract(c, check.ResponsesAnswer(body))
 	}
 }
 
-// contractChunk adds one chat chunk to the stream's answer. Nothing is
-// held: the chunk is relayed as the other checks let it, and the contract
-// is judged once the answer is whole, before its terminal event is
-// released.
-func (x *exchange) contractChunk(chunk *openai.Response, data []byte) {
-	if chunk == nil {
-		return
-	}
+// contractStream joins a stream's answer on its wire
+// (check.ContractStream, MessagesStream, ResponsesStream).
+type contractStream interface {
+	Answer() check.Answer
+	Contract() *check.Contract
+}
+
+// contractEvent adds one event of the stream to its answer (ev as the
+// wire read it; name and data the event as it came). Nothing is held: the
+// event is relayed as the other checks let it, and the contract is judged
+// once the answer is whole, before its terminal event is released.
+func (x *exchange) contractEvent(ev *Event, name, data []byte) {
 	if x.contract == nil {
-		c, ok := x.chatContract()
-		if !ok {
+		if x.noContract {
 			return
 		}
-		x.contract = c.NewStream()
+		c, ok := x.wireContract()
+		if !ok {
+			x.noContract = true
+			return
+		}
+		switch x.wire {
+		case messages:
+			x.contract = c.NewMessagesStream()
+		case responsesFront:
+			x.contract = c.NewResponsesStream()
+		default:
+			x.contract = c.NewStream()
+		}
 	}
-	x.contract.Chunk(chunk, data)
+	switch s := x.contract.(type) {
+	case *check.ContractStream:
+		if ev.Chunk != nil {
+			s.Chunk(ev.Chunk, data)
+		}
+	case *check.MessagesStream:
+		s.Event(eventName(name, data), data)
+	case *check.ResponsesStream:
+		s.Event(eventName(name, data), data)
+	}
+}
+
+// eventName is an event's type: its SSE name, else its data's type (the
+// stream reader held the two to agree).
+func eventName(name, data []byte) string {
+	if len(name) > 0 {
+		return string(name)
+	}
+	return eventType(data)
 }
 
 // checkContractStream judges the stream's joined answer.

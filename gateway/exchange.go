@@ -8,7 +8,6 @@ import (
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/accounting"
-	"github.com/custody-gateway/custody/check"
 	"github.com/custody-gateway/custody/config"
 )
 
@@ -41,12 +40,13 @@ type exchange struct {
 	policy *config.Policy
 	prompt *promptWork
 
-	contract   *check.ContractStream // a stream's answer joined for the contract check (contract.go)
-	cacheKey   string                // the tenant's prompt-cache history key on the route, "" if not isolated
-	hold       *hold                 // the current attempt's share of the in-flight budget (budget.go)
-	respCommit hash.Hash             // SHA-256(salt || bytes delivered to the client)
-	recordable bool                  // the transaction goes to the ledger (the caller is a tenant)
-	started    bool                  // response bytes have been written
+	contract   contractStream // a stream's answer joined for the contract check (contract.go)
+	noContract bool           // the stream's wire has no contract (or the check is off)
+	cacheKey   string         // the tenant's prompt-cache history key on the route, "" if not isolated
+	hold       *hold          // the current attempt's share of the in-flight budget (budget.go)
+	respCommit hash.Hash      // SHA-256(salt || bytes delivered to the client)
+	recordable bool           // the transaction goes to the ledger (the caller is a tenant)
+	started    bool           // response bytes have been written
 }
 
 // promptWork counts a prompt and fingerprints it, concurrently with

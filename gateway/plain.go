@@ -57,7 +57,7 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 		x.prompt.scanner.End() // the last word counts
 		x.checkContamination()
 	}
-	x.checkContractPlain(r.Chat, body)
+	x.checkContractPlain(&r, body)
 	if tx.Rejected() {
 		return firstFailure(tx)
 	}

@@ -113,6 +113,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) && scan.feed(ev.Texts) {
 				return firstFailure(tx)
 			}
+			// The terminal event may carry what the contract reads (a
+			// Responses response.completed: status, usage, output).
+			x.contractEvent(&ev, raw.Name, raw.Data)
 			end = ev.End
 			if tb != nil {
 				end = tb.End()
@@ -138,7 +141,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 				return firstFailure(tx)
 			}
 		}
-		x.contractChunk(ev.Chunk, raw.Data)
+		x.contractEvent(&ev, raw.Name, raw.Data)
 		if !x.started {
 			x.startStream()
 		}

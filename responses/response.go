@@ -36,11 +36,13 @@ var usageMembers = strict.Members{"input_tokens": nil, "output_tokens": nil, "to
 	"input_tokens_details": {"cached_tokens": nil}}
 
 var objectMembers = strict.Members{"id": nil, "object": nil, "status": nil, "model": nil, "usage": usageMembers,
-	"output": {"type": nil, "content": {"type": nil, "text": nil}}, "error": nil, "incomplete_details": nil}
+	"output": {"type": nil, "content": {"type": nil, "text": nil}, "name": nil, "arguments": nil}, "error": nil,
+	"incomplete_details": {"reason": nil}}
 
 // eventMembers are checked in each stream event.
 var eventMembers = strict.Members{"type": nil, "sequence_number": nil, "response": objectMembers,
-	"output_index": nil, "item_id": nil, "delta": nil, "error": nil}
+	"output_index": nil, "item_id": nil, "delta": nil, "error": nil, "arguments": nil, "text": nil,
+	"item": {"type": nil, "name": nil, "arguments": nil, "content": {"type": nil, "text": nil}}}
 
 // ParseResponse decodes a Response body.
 func ParseResponse(b []byte) (*Response, error) {
