@@ -111,6 +111,11 @@ func (s *Server) messages(c *call) error {
 		return err
 	}
 	defer res.release()
+	if c.faults[FaultToolArgumentsInvalid] && res.call != nil {
+		// A tool_use input is an object on this wire: the fault's form
+		// here is one that misses every property the schema requires.
+		res.call.Arguments = messagesBrokenInput
+	}
 	if req.Stream {
 		return s.writeEvents(c, "messages-stream", s.messageEvents(c, head, res, u, form))
 	}
@@ -141,6 +146,10 @@ func (s *Server) messages(c *call) error {
 	writeBody(c.w, s.swapBody("messages", body, c.faults[FaultResponseSwap]))
 	return nil
 }
+
+// messagesBrokenInput is the input of a tool_use under
+// tool-arguments-invalid on the Messages wire.
+const messagesBrokenInput = `{"broken":true}`
 
 // messageEvents is the Messages stream of an answer, one group of events
 // per chat chunk.

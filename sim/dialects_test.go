@@ -383,3 +383,45 @@ func TestReasoning(t *testing.T) {
 		t.Errorf("Response without a reasoning item: %s", rs.body)
 	}
 }
+
+// tool-arguments-invalid on the Messages wire: a tool_use whose input is
+// an object missing the schema's required property, plain and streamed
+// (a tool_use input cannot be a fragment of JSON there).
+func TestMessagesToolArgumentsInvalid(t *testing.T) {
+	ts := newTestServer(t, Config{Models: []string{"sim-1"}, Faults: []Fault{FaultToolArgumentsInvalid}})
+	tools := []any{map[string]any{"name": "weather", "input_schema": map[string]any{"type": "object",
+		"properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}}}
+	for _, stream := range []bool{false, true} {
+		r := post(t, ts, "/v1/messages", messagesBody(stream, map[string]any{"tools": tools}, "what is the weather"))
+		if r.status != 200 {
+			t.Fatalf("stream=%v: %d %s", stream, r.status, r.body)
+		}
+		if !strings.Contains(string(r.body), `"name":"weather"`) {
+			t.Fatalf("stream=%v: no call of the declared tool:\n%s", stream, r.body)
+		}
+		var input string
+		if !stream {
+			var m struct {
+				Content []struct {
+					Input json.RawMessage `json:"input"`
+				} `json:"content"`
+			}
+			_ = json.Unmarshal(r.body, &m)
+			for _, b := range m.Content {
+				input += string(b.Input)
+			}
+		}
+		for _, d := range sseData(r.body) {
+			var e struct {
+				Delta struct {
+					PartialJSON string `json:"partial_json"`
+				} `json:"delta"`
+			}
+			_ = json.Unmarshal(d, &e)
+			input += e.Delta.PartialJSON
+		}
+		if input != messagesBrokenInput {
+			t.Errorf("stream=%v: the input is %s:\n%s", stream, input, r.body)
+		}
+	}
+}

@@ -148,6 +148,8 @@ const (
 	// with arguments that are not JSON (a tool parser that passed a
 	// fragment through). Caught by: contract_arguments_invalid (flagged
 	// by default: the model's), contract_schema_invalid for a strict tool.
+	// On the Messages wire, whose tool_use input is an object, the input
+	// is {"broken":true}, missing the properties the schema requires.
 	FaultToolArgumentsInvalid Fault = "tool-arguments-invalid"
 	// FaultToolChoiceIgnored: a forced tool_choice is answered with text,
 	// and tool_choice none with a call. Caught by:
