@@ -135,12 +135,22 @@ func (s *Server) messages(c *call) error {
 		}
 		body, _ = json.Marshal(m)
 	default:
+		// finish-tool-calls-empty: the translation refuses a tool_calls
+		// finish without a call, so the Message is written as a stop and
+		// its stop_reason made tool_use, with no tool_use block.
+		noCall := res.finish == "tool_calls" && res.call == nil
+		if noCall {
+			res.finish = "stop"
+		}
 		chat, err := chatCompletionBody(head, u, res, false, "")
 		if err != nil {
 			return err
 		}
 		if body, err = anthropic.FromChat(chat); err != nil {
 			return err
+		}
+		if noCall {
+			body = setMember(body, "stop_reason", anthropic.StopToolUse)
 		}
 	}
 	writeBody(c.w, s.swapBody("messages", body, c.faults[FaultResponseSwap]))
@@ -258,14 +268,20 @@ func (s *Server) responses(c *call) error {
 
 // setStatus rewrites a Response's status (and, empty, drops its output).
 func setStatus(body []byte, status string, empty bool) []byte {
+	body = setMember(body, "status", status)
+	if empty {
+		body = setMember(body, "output", json.RawMessage("[]"))
+	}
+	return body
+}
+
+// setMember rewrites one top-level member of a JSON object.
+func setMember(body []byte, name string, v any) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
 		return body
 	}
-	m["status"], _ = json.Marshal(status)
-	if empty {
-		m["output"] = json.RawMessage("[]")
-	}
+	m[name], _ = json.Marshal(v)
 	out, _ := json.Marshal(m)
 	return out
 }

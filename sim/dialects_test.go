@@ -425,3 +425,20 @@ func TestMessagesToolArgumentsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// finish-tool-calls-empty on the Messages wire: stop_reason tool_use with
+// no tool_use block, plain and streamed.
+func TestMessagesFinishToolCallsEmpty(t *testing.T) {
+	ts := newTestServer(t, Config{Models: []string{"sim-1"}, Faults: []Fault{FaultFinishToolCallsEmpty}})
+	tools := []any{map[string]any{"name": "weather", "input_schema": map[string]any{"type": "object"}}}
+	for _, stream := range []bool{false, true} {
+		r := post(t, ts, "/v1/messages", messagesBody(stream, map[string]any{"tools": tools}, "what is the weather"))
+		if r.status != 200 {
+			t.Fatalf("stream=%v: %d %s", stream, r.status, r.body)
+		}
+		if !strings.Contains(string(r.body), `"stop_reason":"tool_use"`) || strings.Contains(string(r.body), `"tool_use","id"`) ||
+			strings.Contains(string(r.body), `"type":"tool_use"`) {
+			t.Errorf("stream=%v: want stop_reason tool_use without a block:\n%s", stream, r.body)
+		}
+	}
+}
