@@ -36,9 +36,9 @@ var responseMembers = func() strict.Members {
 		"usage": usage, "content": {"type": nil, "text": nil, "name": nil, "input": nil},
 		"stop_sequence": nil, "error": {"type": nil, "message": nil}}
 	event := strict.Members{"type": nil, "index": nil, "message": message, "usage": usage,
-		"delta": {"type": nil, "text": nil, "partial_json": nil, "stop_reason": nil, "stop_sequence": nil},
+		"delta":         {"type": nil, "text": nil, "partial_json": nil, "stop_reason": nil, "stop_sequence": nil},
 		"content_block": {"type": nil, "text": nil, "name": nil, "input": nil},
-		"error": {"type": nil, "message": nil}}
+		"error":         {"type": nil, "message": nil}}
 	for k, v := range message {
 		if _, ok := event[k]; !ok {
 			event[k] = v
