@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/responses"
 )
 
 // BenchmarkContract is the contract check's cost per response: the
@@ -63,4 +65,59 @@ func BenchmarkContract(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkContractWires is the same cost on the Messages and Responses
+// wires passed through: the contract from the parsed request, the answer
+// read from the body (plain) or joined from its events (streamed: a call
+// in two fragments), every clause held; tools as BenchmarkContract's.
+func BenchmarkContractWires(b *testing.B) {
+	schema := `{"type":"object","properties":{"city":{"type":"string","minLength":1},"days":{"type":"integer","minimum":1,"maximum":14},"units":{"enum":["metric","imperial"]},"tags":{"type":"array","items":{"type":"string"}}},"required":["city","days"],"additionalProperties":false}`
+	args := `{"city":"Oslo","days":3,"units":"metric","tags":["a","b"]}`
+	for _, n := range []int{1, 10, 50} {
+		mt, rt := make([]string, n), make([]string, n)
+		for i := range n {
+			mt[i] = fmt.Sprintf(`{"name":"tool_%d","description":"does thing %d","input_schema":%s}`, i, i, schema)
+			rt[i] = fmt.Sprintf(`{"type":"function","name":"tool_%d","description":"does thing %d","parameters":%s}`, i, i, schema)
+		}
+		last := fmt.Sprintf("tool_%d", n-1)
+		mr, err := anthropic.ParseRequest([]byte(`{"model":"m","max_tokens":200,"messages":[{"role":"user","content":"q"}],"tools":[` + strings.Join(mt, ",") + `]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		mplain, mevents := msgAnswer("tool_use", 40, msgBlock{name: last, input: args})
+		rr, err := responses.ParseRequest([]byte(`{"model":"m","max_output_tokens":200,"input":"q","tools":[` + strings.Join(rt, ",") + `]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rplain, revents := respAnswer("completed", 40, msgBlock{name: last, input: args})
+		run := func(name string, contract func() Contract, plain func(*Contract) Answer) {
+			b.Run(fmt.Sprintf("%s/tools=%d", name, n), func(b *testing.B) {
+				var schemas Schemas
+				b.ReportAllocs()
+				for b.Loop() {
+					c := contract()
+					if vs := c.Check(plain(&c), &schemas); vs != nil {
+						b.Fatal(vs)
+					}
+				}
+			})
+		}
+		run("messages", func() Contract { return MessagesContract(mr) }, func(*Contract) Answer { return MessagesAnswer(mplain) })
+		run("messages-stream", func() Contract { return MessagesContract(mr) }, func(c *Contract) Answer {
+			s := c.NewMessagesStream()
+			for _, e := range mevents {
+				s.Event(e[0], []byte(e[1]))
+			}
+			return s.Answer()
+		})
+		run("responses", func() Contract { return ResponsesContract(rr) }, func(*Contract) Answer { return ResponsesAnswer(rplain) })
+		run("responses-stream", func() Contract { return ResponsesContract(rr) }, func(c *Contract) Answer {
+			s := c.NewResponsesStream()
+			for _, e := range revents {
+				s.Event(e[0], []byte(e[1]))
+			}
+			return s.Answer()
+		})
+	}
 }

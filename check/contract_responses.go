@@ -26,6 +26,9 @@ import (
 // read).
 func ResponsesContract(r *responses.Request) Contract {
 	var c Contract
+	if len(r.Tools) > 0 {
+		c.Tools = make([]Tool, 0, len(r.Tools))
+	}
 	for _, t := range r.Tools {
 		if t.Type == "function" {
 			c.Tools = append(c.Tools, Tool{Name: t.Name, Parameters: nullIsNil(t.Parameters), Strict: t.Strict != nil && *t.Strict})
