@@ -38,9 +38,16 @@ func MessagesContract(r *anthropic.Request) Contract {
 		case "none":
 			c.ToolChoice = ChoiceNone
 		case "any":
-			c.ToolChoice = ChoiceRequired
+			// A server tool's call (web_search...) is a server_tool_use
+			// block, not a tool_use: with one declared, "any" may be
+			// honoured by a call the clauses do not read.
+			if !typedTools(r.Tools) {
+				c.ToolChoice = ChoiceRequired
+			}
 		case "tool":
-			c.ToolChoice, c.Named = ChoiceNamed, tc.Name
+			if !typedTool(r.Tools, tc.Name) {
+				c.ToolChoice, c.Named = ChoiceNamed, tc.Name
+			}
 		}
 		c.NoParallel = tc.DisableParallelToolUse
 	}
@@ -50,6 +57,27 @@ func MessagesContract(r *anthropic.Request) Contract {
 		}
 	}
 	return c
+}
+
+// typedTools reports whether any tool is one of Anthropic's own (a type
+// other than custom), some of which are called by server_tool_use blocks.
+func typedTools(tools []anthropic.Tool) bool {
+	for _, t := range tools {
+		if t.Type != "" && t.Type != "custom" {
+			return true
+		}
+	}
+	return false
+}
+
+// typedTool reports whether the tool called name is one of Anthropic's own.
+func typedTool(tools []anthropic.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return t.Type != "" && t.Type != "custom"
+		}
+	}
+	return false
 }
 
 // finishOfStop is a stop_reason as the chat clauses read a finish_reason:

@@ -46,7 +46,13 @@ func ResponsesContract(r *responses.Request) Contract {
 			case "none":
 				c.ToolChoice = ChoiceNone
 			case "required":
-				c.ToolChoice = ChoiceRequired
+				// A built-in or custom tool's call is an item of its own
+				// type, not a function_call: with one declared,
+				// "required" may be honoured by a call the clauses do
+				// not read.
+				if len(c.Tools) == len(r.Tools) {
+					c.ToolChoice = ChoiceRequired
+				}
 			}
 		case json.Unmarshal(r.ToolChoice, &named) == nil && named.Type == "function" && named.Name != "":
 			c.ToolChoice, c.Named = ChoiceNamed, named.Name

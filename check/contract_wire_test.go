@@ -86,6 +86,9 @@ var messagesCases = []struct {
 	{"stop sequence honoured", `"stop_sequences":["zebra"]`, "stop_sequence", 3, []msgBlock{{text: "the story"}}, nil},
 	{"stop sequence kept", `"stop_sequences":["zebra"]`, "stop_sequence", 3, []msgBlock{{text: "the zebra story"}}, []custody.Code{custody.CodeContractStopIgnored}},
 	{"stop sequence run past", `"stop_sequences":["zebra"]`, "end_turn", 3, []msgBlock{{text: "the zebra story"}}, []custody.Code{custody.CodeContractStopIgnored}},
+	{"any with a server tool declared", `"tools":[{"type":"web_search_20250305","name":"web_search"}],"tool_choice":{"type":"any"}`, "end_turn", 3, []msgBlock{{text: "searched"}}, nil},
+	{"tool naming a server tool", msgTools[:len(msgTools)-1] + `,{"type":"web_search_20250305","name":"web_search"}],"tool_choice":{"type":"tool","name":"web_search"}`, "end_turn", 3, []msgBlock{{text: "searched"}}, nil},
+	{"Anthropic tool called by name", `"tools":[{"type":"bash_20250124","name":"bash"}]`, "tool_use", 3, []msgBlock{{name: "bash", input: `{"command":"ls"}`}}, nil},
 	{"pause_turn with any", msgTools + `,"tool_choice":{"type":"any"}`, "pause_turn", 3, []msgBlock{{text: "searching"}}, nil},
 }
 
@@ -140,9 +143,10 @@ func TestMessagesStreamInputNotObject(t *testing.T) {
 	}
 }
 
-const respTools = `"tools":[{"type":"function","name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
-	`{"type":"function","name":"book","strict":true,"parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}},` +
-	`{"type":"web_search"}]`
+const respFunctionTools = `"tools":[{"type":"function","name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
+	`{"type":"function","name":"book","strict":true,"parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}}]`
+
+var respTools = respFunctionTools[:len(respFunctionTools)-1] + `,{"type":"web_search"}]`
 
 // respAnswer is a Response (status, output tokens, items: text, or a
 // function_call of name with arguments) and its stream.
@@ -207,10 +211,11 @@ var responsesCases = []struct {
 	{"arguments miss required", respTools, "completed", 3, []msgBlock{{name: "weather", input: `{"town":"Oslo"}`}}, []custody.Code{custody.CodeContractArgumentsInvalid}},
 	{"strict arguments broken", respTools, "completed", 3, []msgBlock{{name: "book", input: `{"n":"two"}`}}, []custody.Code{custody.CodeContractSchemaInvalid}},
 	{"tool_choice none ignored", respTools + `,"tool_choice":"none"`, "completed", 3, []msgBlock{{name: "weather", input: `{"city":"Oslo"}`}}, []custody.Code{custody.CodeContractToolChoiceIgnored}},
-	{"tool_choice required ignored", respTools + `,"tool_choice":"required"`, "completed", 3, []msgBlock{{text: "no"}}, []custody.Code{custody.CodeContractToolChoiceIgnored}},
+	{"tool_choice required ignored", respFunctionTools + `,"tool_choice":"required"`, "completed", 3, []msgBlock{{text: "no"}}, []custody.Code{custody.CodeContractToolChoiceIgnored}},
 	{"tool_choice function, other called", respTools + `,"tool_choice":{"type":"function","name":"book"}`, "completed", 3, []msgBlock{{name: "weather", input: `{"city":"Oslo"}`}}, []custody.Code{custody.CodeContractToolChoiceIgnored}},
 	{"parallel calls refused", respTools + `,"parallel_tool_calls":false`, "completed", 3,
 		[]msgBlock{{name: "weather", input: `{"city":"Oslo"}`}, {name: "weather", input: `{"city":"Rome"}`}}, []custody.Code{custody.CodeContractToolChoiceIgnored}},
+	{"required with a built-in tool declared", respTools + `,"tool_choice":"required"`, "completed", 3, []msgBlock{{text: "searched"}}, nil},
 	{"json_object answered", `"text":{"format":{"type":"json_object"}}`, "completed", 3, []msgBlock{{text: `{"a":1}`}}, nil},
 	{"json_object ignored", `"text":{"format":{"type":"json_object"}}`, "completed", 3, []msgBlock{{text: `Sure: {`}}, []custody.Code{custody.CodeContractFormatInvalid}},
 	{"json_schema broken", `"text":{"format":{"type":"json_schema","name":"s","schema":{"type":"object","required":["a"]}}}`, "completed", 3, []msgBlock{{text: `{"b":1}`}}, []custody.Code{custody.CodeContractFormatInvalid}},
