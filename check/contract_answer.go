@@ -23,6 +23,11 @@ type AnswerChoice struct {
 	Calls  []Call
 	// Logprobs: the choice carried logprobs (in a stream: any chunk did).
 	Logprobs bool
+	// AtStop: the answer says it stopped at a stop sequence of the
+	// request (Messages' stop_reason stop_sequence), StopSequence the one
+	// it names.
+	AtStop       bool
+	StopSequence string
 }
 
 // Call is one tool call, its arguments joined from a stream's fragments.

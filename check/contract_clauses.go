@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/custody-gateway/custody"
@@ -142,6 +143,11 @@ func (c *Contract) checkChoice(ch *AnswerChoice, schemas *Schemas, add addFunc) 
 				break
 			}
 		}
+	}
+	if ch.AtStop && !slices.Contains(c.Stop, ch.StopSequence) {
+		// A stop at a sequence nobody asked for: a stack's own stop
+		// strings (a generation config's) may say so too, so flagged.
+		add(custody.CodeContractFinishInvalid, "finish_reason", false, "%s: finish at a stop sequence the request did not ask for (%d asked)", at, len(c.Stop))
 	}
 	if c.Logprobs && !ch.Logprobs && ch.Text != "" {
 		add(custody.CodeContractLogprobsMissing, "logprobs", true, "%s: no logprobs where logprobs were asked for", at)

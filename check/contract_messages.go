@@ -102,8 +102,9 @@ func finishOfStop(stop string) string {
 // messagesBody is what the contract reads of a Messages response (whose
 // members anthropic.ParseResponse checked for ambiguity).
 type messagesBody struct {
-	StopReason *string `json:"stop_reason"`
-	Content    []struct {
+	StopReason   *string `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+	Content      []struct {
 		Type  string          `json:"type"`
 		Text  string          `json:"text"`
 		Name  string          `json:"name"`
@@ -129,6 +130,10 @@ func MessagesAnswer(body []byte) Answer {
 	ch := AnswerChoice{}
 	if m.StopReason != nil {
 		ch.Finish = finishOfStop(*m.StopReason)
+		ch.AtStop = *m.StopReason == anthropic.StopSequence
+	}
+	if m.StopSequence != nil {
+		ch.StopSequence = *m.StopSequence
 	}
 	var text strings.Builder
 	for _, b := range m.Content {
@@ -159,6 +164,10 @@ type MessagesStream struct {
 	open     string       // the type of the block last started
 	finish   string
 	tokens   int
+	// atStop and stopSequence: stop_reason stop_sequence, and the
+	// sequence it names.
+	atStop       bool
+	stopSequence string
 }
 
 // NewMessagesStream starts joining a Messages stream's answer for c.
@@ -176,10 +185,11 @@ type messagesEvent struct {
 		Input json.RawMessage `json:"input"`
 	} `json:"content_block"`
 	Delta *struct {
-		Type        string  `json:"type"`
-		Text        string  `json:"text"`
-		PartialJSON string  `json:"partial_json"`
-		StopReason  *string `json:"stop_reason"`
+		Type         string  `json:"type"`
+		Text         string  `json:"text"`
+		PartialJSON  string  `json:"partial_json"`
+		StopReason   *string `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *struct {
 		OutputTokens *int `json:"output_tokens"`
@@ -240,6 +250,10 @@ func (s *MessagesStream) Event(typ string, data []byte) {
 	case "message_delta":
 		if e.Delta != nil && e.Delta.StopReason != nil {
 			s.finish = finishOfStop(*e.Delta.StopReason)
+			s.atStop = *e.Delta.StopReason == anthropic.StopSequence
+		}
+		if e.Delta != nil && e.Delta.StopSequence != nil {
+			s.stopSequence = *e.Delta.StopSequence
 		}
 		if e.Usage != nil && e.Usage.OutputTokens != nil {
 			s.tokens = *e.Usage.OutputTokens // cumulative
@@ -249,7 +263,7 @@ func (s *MessagesStream) Event(typ string, data []byte) {
 
 // Answer is the stream's answer so far (after message_delta: the whole).
 func (s *MessagesStream) Answer() Answer {
-	ch := AnswerChoice{Finish: s.finish, Text: s.text.String()}
+	ch := AnswerChoice{Finish: s.finish, Text: s.text.String(), AtStop: s.atStop, StopSequence: s.stopSequence}
 	for _, c := range s.calls {
 		ch.Calls = append(ch.Calls, Call{Name: c.name, Arguments: c.arguments()})
 	}

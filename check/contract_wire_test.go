@@ -52,13 +52,19 @@ func msgAnswer(stop string, outputTokens int, blocks ...msgBlock) (plain []byte,
 		}
 		ev("content_block_stop", map[string]any{"index": i})
 	}
-	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+	var matched any
+	if stop == "stop_sequence" {
+		matched = "zebra" // the cases' stop sequence
+	}
+	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": matched},
 		"usage": map[string]any{"output_tokens": outputTokens}})
 	ev("message_stop", map[string]any{})
 	plain = []byte(`{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[` + strings.Join(content, ",") +
-		`],"stop_reason":"` + stop + `","usage":{"input_tokens":5,"output_tokens":` + itoa(outputTokens) + `}}`)
+		`],"stop_reason":"` + stop + `","stop_sequence":` + mustJSON(matched) + `,"usage":{"input_tokens":5,"output_tokens":` + itoa(outputTokens) + `}}`)
 	return plain, events
 }
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 var messagesCases = []struct {
 	name, request string
@@ -85,6 +91,8 @@ var messagesCases = []struct {
 	{"max_tokens exceeded", ``, "max_tokens", 17, []msgBlock{{text: "a b c"}}, []custody.Code{custody.CodeContractLimitExceeded}},
 	{"stop sequence honoured", `"stop_sequences":["zebra"]`, "stop_sequence", 3, []msgBlock{{text: "the story"}}, nil},
 	{"stop sequence kept", `"stop_sequences":["zebra"]`, "stop_sequence", 3, []msgBlock{{text: "the zebra story"}}, []custody.Code{custody.CodeContractStopIgnored}},
+	{"stop at a sequence not asked for", `"stop_sequences":["lion"]`, "stop_sequence", 3, []msgBlock{{text: "the story"}}, []custody.Code{custody.CodeContractFinishInvalid}},
+	{"stop at a sequence with none asked", ``, "stop_sequence", 3, []msgBlock{{text: "the story"}}, []custody.Code{custody.CodeContractFinishInvalid}},
 	{"stop sequence run past", `"stop_sequences":["zebra"]`, "end_turn", 3, []msgBlock{{text: "the zebra story"}}, []custody.Code{custody.CodeContractStopIgnored}},
 	{"any with a server tool declared", `"tools":[{"type":"web_search_20250305","name":"web_search"}],"tool_choice":{"type":"any"}`, "end_turn", 3, []msgBlock{{text: "searched"}}, nil},
 	{"tool naming a server tool", msgTools[:len(msgTools)-1] + `,{"type":"web_search_20250305","name":"web_search"}],"tool_choice":{"type":"tool","name":"web_search"}`, "end_turn", 3, []msgBlock{{text: "searched"}}, nil},
