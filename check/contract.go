@@ -21,9 +21,13 @@ import (
 // tool_choice, a strict schema broken, a limit exceeded) or one a model
 // breaks on its own (arguments missing a property of a non-strict tool).
 //
-// The contract is read from the chat request (ChatContract): a Messages
-// or Responses client translated to chat is held to the chat body custody
-// sent, before its answer is translated back.
+// The contract is read from the request on the upstream's wire: the chat
+// request (ChatContract), where a Messages or Responses client translated
+// to chat is held to the chat body custody sent, before its answer is
+// translated back; a Messages request passed through (MessagesContract,
+// contract_messages.go) or a Responses one (ResponsesContract,
+// contract_responses.go), whose answers are read on their own wire into
+// the same Answer and held by the same clauses.
 
 // ToolChoice is what tool_choice asked for.
 type ToolChoice int

@@ -134,8 +134,10 @@ func (x *exchange) judgeContract(c *check.Contract, a check.Answer) {
 	}
 	pick, reject := vs[0], false
 	for _, v := range vs {
-		// Arguments that are not an object cannot become a Messages
-		// tool_use input: served, they would be a translation failure.
+		// Arguments that are not an object cannot be a Messages
+		// tool_use input: translated, they would be a translation
+		// failure; passed through (a stream's input_json_delta that
+		// never joins into an object), an input no client can read.
 		if policy.ContractRejects(x.policy.OnContract, v.Stack) || v.NotObject && x.front == messages {
 			pick, reject = v, true
 			break
