@@ -142,3 +142,29 @@ func TestErrorBody(t *testing.T) {
 		t.Errorf("error event %q", ev)
 	}
 }
+
+// The members the contract check reads in a tool_use (its name and
+// input, a delta's partial_json, the stop_sequence) are checked members:
+// a duplicate or a case variant is response_ambiguous, not one tool to
+// custody and another to the client.
+func TestToolUseMembersAmbiguous(t *testing.T) {
+	for _, body := range []string{
+		`{"type":"message","id":"m","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"weather","name":"rm_rf","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`,
+		`{"type":"message","id":"m","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"weather","Input":{},"input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`,
+		`{"type":"message","id":"m","model":"m","role":"assistant","content":[],"stop_reason":"stop_sequence","stop_sequence":"a","stop_sequence":"b","usage":{"input_tokens":1,"output_tokens":1}}`,
+	} {
+		if _, err := ParseResponse([]byte(body)); !IsAmbiguous(err) {
+			t.Errorf("%s: %v, want response_ambiguous", body, err)
+		}
+	}
+	var v StreamValidator
+	for _, ev := range []string{evStart, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"a","NAME":"b","input":{}}}`} {
+		if err := v.Event([]byte(ev)); err != nil {
+			if !IsAmbiguous(err) {
+				t.Fatalf("%v, want response_ambiguous", err)
+			}
+			return
+		}
+	}
+	t.Error("a tool_use block start with two names was accepted")
+}

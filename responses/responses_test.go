@@ -434,3 +434,26 @@ func TestErrorBody(t *testing.T) {
 	ev := split(t, ErrorEvent(custody.Errorf(custody.CodeModelMismatch, "x"), 7))
 	jsonEqual(t, ev[0].data, `{"type":"error","sequence_number":7,"code":"model_mismatch","message":"x","param":null}`)
 }
+
+// The members the contract check reads in a function_call item (name,
+// arguments) are checked members, in a Response and in a stream event's
+// item: a duplicate is response_ambiguous.
+func TestFunctionCallMembersAmbiguous(t *testing.T) {
+	body := `{"id":"r","object":"response","status":"completed","model":"m","output":[{"type":"function_call","name":"weather","name":"rm_rf","arguments":"{}"}]}`
+	if _, err := ParseResponse([]byte(body)); custody.CodeOf(err) != custody.CodeResponseAmbiguous {
+		t.Errorf("%v, want response_ambiguous", err)
+	}
+	var v StreamValidator
+	for i, ev := range []string{
+		`{"type":"response.created","sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","model":"m","output":[]}}`,
+		`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","name":"a","arguments":"","Arguments":"{}"}}`,
+	} {
+		err := v.Event([]byte(ev))
+		if i == 0 && err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && custody.CodeOf(err) != custody.CodeResponseAmbiguous {
+			t.Errorf("%v, want response_ambiguous", err)
+		}
+	}
+}
