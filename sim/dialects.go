@@ -31,8 +31,13 @@ import (
 //   - duplicate-id, response-swap: the previous id or transcript of the
 //     same dialect.
 //
-// model faults, usage faults, ambiguous-model and id-echo-mismatch act as
-// in chat.
+//   - tool-arguments-invalid: on Messages, an input object missing the
+//     schema's required properties (a tool_use input is an object).
+//   - finish-tool-calls-empty: on Messages, stop_reason tool_use with no
+//     tool_use block; a Response has no finish reason to carry it.
+//
+// model faults, usage faults, ambiguous-model, id-echo-mismatch and the
+// other contract faults act as in chat.
 func (s *Server) handleDialects() {
 	s.mux.HandleFunc("POST /v1/messages", s.adaptWith(s.messages, writeMessagesError))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.adaptWith(countTokens(s, anthropic.ParseCountTokens,
