@@ -30,7 +30,6 @@ import (
 //     response.created (sequence_number 0) appears after the first events.
 //   - duplicate-id, response-swap: the previous id or transcript of the
 //     same dialect.
-//
 //   - tool-arguments-invalid: on Messages, an input object missing the
 //     schema's required properties (a tool_use input is an object).
 //   - finish-tool-calls-empty: on Messages, stop_reason tool_use with no
