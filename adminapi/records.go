@@ -48,9 +48,9 @@ func (a *API) events(c *call) error {
 	eq := index.EventQuery{Type: q.Get("type"), Model: q.Get("model"), Tenant: q.Get("tenant"), Route: q.Get("route"),
 		Code: custody.Code(q.Get("code"))}
 	switch eq.Type {
-	case "", "fallback", "path_change", "violation", "canary", "eval":
+	case "", "fallback", "path_change", "violation", "canary", "eval", "contract":
 	default:
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation, canary or eval"}
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "type", Message: "type must be fallback, path_change, violation, canary, eval or contract"}
 	}
 	var err error
 	if eq.Since, err = timeParam(q.Get("since"), "since"); err != nil {

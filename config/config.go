@@ -229,12 +229,15 @@ type Provider struct {
 
 // SimOptions configures the built-in simulator of a sim provider.
 type SimOptions struct {
-	Models           []string `yaml:"models"`
-	Capacity         int      `yaml:"capacity"`
-	Faults           []string `yaml:"faults"`
-	AllowFaultHeader bool     `yaml:"allow_fault_header"`
-	OwnershipTags    bool     `yaml:"ownership_tags"`
-	Variant          int      `yaml:"variant"`
+	Models   []string `yaml:"models"`
+	Capacity int      `yaml:"capacity"`
+	Faults   []string `yaml:"faults"`
+	// FaultRate applies Faults to that share of the requests, spread
+	// evenly (sim.Config.FaultRate); 0 means every request.
+	FaultRate        float64 `yaml:"fault_rate"`
+	AllowFaultHeader bool    `yaml:"allow_fault_header"`
+	OwnershipTags    bool    `yaml:"ownership_tags"`
+	Variant          int     `yaml:"variant"`
 	// TokenDelay is the simulated model time per generated token.
 	TokenDelay time.Duration `yaml:"token_delay"`
 	// PrefillDelay is the simulated model time per prompt token the
@@ -403,4 +406,17 @@ type Checks struct {
 	// index does not answer: "flag" (the default) serves it flagged, with
 	// the check skipped; "reject" refuses it, 503 index_unavailable.
 	OnIndexUnavailable string `yaml:"on_index_unavailable"`
+	// ContractWindow is how many of a route's last answers the contract
+	// check judged its pass rate is watched over (issue 30: a drop is an
+	// event on the timeline, contractwatch). Zero means 200.
+	ContractWindow int `yaml:"contract_window"`
+	// ContractMinSamples is how many answers the window must hold before
+	// a drop is declared. Zero means 50 (at most the window).
+	ContractMinSamples int `yaml:"contract_min_samples"`
+	// ContractMinRate is the pass rate a route's window must be shown to
+	// fall below (the upper bound of its 99% confidence interval) for a
+	// contract event "dropped"; the route's "recovered" event comes when
+	// the window's rate is back at or above it. Unset means 0.9; 0 turns
+	// contract events off.
+	ContractMinRate *float64 `yaml:"contract_min_rate"`
 }

@@ -73,6 +73,16 @@ func (c *Config) applyDefaults() {
 	if c.Checks.OnIndexUnavailable == "" {
 		c.Checks.OnIndexUnavailable = "flag"
 	}
+	if c.Checks.ContractWindow == 0 {
+		c.Checks.ContractWindow = 200
+	}
+	if c.Checks.ContractMinSamples == 0 {
+		c.Checks.ContractMinSamples = min(50, max(c.Checks.ContractWindow, 1))
+	}
+	if c.Checks.ContractMinRate == nil {
+		r := 0.9
+		c.Checks.ContractMinRate = &r
+	}
 	for i := range c.Tenants {
 		if c.Tenants[i].Policy == "" {
 			c.Tenants[i].Policy = "default"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -340,7 +341,7 @@ func (c *Config) validateCanaryProbes(p *problems) {
 }
 
 // webhookEvents are the event types a webhook can be sent.
-var webhookEvents = []string{"fallback", "path_change", "violation", "canary", "eval"}
+var webhookEvents = []string{"fallback", "path_change", "violation", "canary", "eval", "contract"}
 
 // validateWebhooks checks each webhook's URL, secret and event types.
 func (c *Config) validateWebhooks(p *problems) {
@@ -354,7 +355,7 @@ func (c *Config) validateWebhooks(p *problems) {
 		}
 		for j, e := range h.Events {
 			if !slices.Contains(webhookEvents, e) {
-				p.bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation, canary or eval)", e)
+				p.bad(fmt.Sprintf("%s.events[%d]", key, j), "unknown event type %q (want fallback, path_change, violation, canary, eval or contract)", e)
 			}
 		}
 	}
@@ -368,13 +369,23 @@ func (c *Config) validateCanarySchedule(p *problems) {
 	}
 }
 
-// validateChecks checks the replay window and what to do without an index.
+// validateChecks checks the replay window, what to do without an index,
+// and the watch on the routes' contract pass rates.
 func (c *Config) validateChecks(p *problems) {
 	if c.Checks.ReplayWindow < 0 {
 		p.bad("checks.replay_window", "must not be negative")
 	}
 	if v := c.Checks.OnIndexUnavailable; v != "flag" && v != "reject" {
 		p.bad("checks.on_index_unavailable", "%q is not flag or reject", v)
+	}
+	if c.Checks.ContractWindow < 0 {
+		p.bad("checks.contract_window", "must not be negative")
+	}
+	if n := c.Checks.ContractMinSamples; n < 0 || n > c.Checks.ContractWindow {
+		p.bad("checks.contract_min_samples", "%d is not between 1 and contract_window (%d)", n, c.Checks.ContractWindow)
+	}
+	if r := c.Checks.ContractMinRate; r != nil && (*r < 0 || *r > 1 || math.IsNaN(*r)) {
+		p.bad("checks.contract_min_rate", "%v is not between 0 and 1", *r)
 	}
 }
 

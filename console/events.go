@@ -14,7 +14,7 @@ import (
 )
 
 // eventTypes are the timeline's filters, in the order shown.
-var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary, index.EventEval}
+var eventTypes = []string{index.EventViolation, index.EventFallback, index.EventPathChange, index.EventCanary, index.EventEval, index.EventContract}
 
 type eventsData struct {
 	Type, Model, Route, Code string
@@ -30,7 +30,7 @@ type eventsData struct {
 type eventRow struct {
 	index.Event
 	RouteLabel string
-	Kind       string // canary events: failure, quarantined, recovered, enrolled, reenrolled; eval events: passed, failed
+	Kind       string // canary events: failure, quarantined, recovered, enrolled, reenrolled; eval events: passed, failed; contract events: dropped, recovered
 	Before     string // path changes: the path before, "" when first seen
 	After      string // path changes: the new path
 	Text       string // the detail otherwise
@@ -104,6 +104,11 @@ func (c *Console) eventRow(ctx context.Context, e index.Event) eventRow {
 		// "passed|failed suite=… path=…": the outcome as the kind, the
 		// rest as written (ids, counts, digests: no case text).
 		if kind, rest, ok := strings.Cut(e.Detail, " "); ok && (kind == "passed" || kind == "failed") {
+			row.Kind, row.Text = kind, rest
+		}
+	case index.EventContract:
+		// "dropped|recovered pass_rate=… passed=P/N …": numbers and codes.
+		if kind, rest, ok := strings.Cut(e.Detail, " "); ok && (kind == "dropped" || kind == "recovered") {
 			row.Kind, row.Text = kind, rest
 		}
 	case index.EventFallback:

@@ -14,6 +14,7 @@ const (
 	EventViolation  = "violation"   // an integrity check failed or flagged
 	EventCanary     = "canary"      // a canary probe's result changed
 	EventEval       = "eval"        // an evaluation suite ran on a route
+	EventContract   = "contract"    // a route's contract pass rate dropped or recovered
 )
 
 // Event is one entry of the timeline: the domain's type (custody.Event),

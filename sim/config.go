@@ -26,8 +26,15 @@ type Config struct {
 	// Capacity is the number of prompt tokens prefill accepts; 0 means
 	// 32768. A prompt over it gets 400 context_length_exceeded.
 	Capacity int
-	// Faults are applied to every request.
+	// Faults are applied to every request (or, with FaultRate, to a
+	// share of them).
 	Faults []Fault
+	// FaultRate, in (0, 1), applies Faults to that share of the requests
+	// served, spread evenly: the k-th request (from 1) carries them when
+	// ⌊k·FaultRate⌋ > ⌊(k−1)·FaultRate⌋, so 0.25 is every fourth; 0 (and
+	// 1) means every request. A route that is sometimes wrong, as a
+	// provider's whose tool parser fails now and then.
+	FaultRate float64
 	// AllowFaultHeader honours X-Sim-Fault: name[,name] per request.
 	AllowFaultHeader bool
 	// OwnershipTags makes every KV page carry (request, tenant,
@@ -98,6 +105,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Capacity == 0 {
 		cfg.Capacity = defaultCapacity
+	}
+	if !(cfg.FaultRate >= 0 && cfg.FaultRate <= 1) {
+		errs = append(errs, fmt.Errorf("fault_rate: %v is not between 0 and 1", cfg.FaultRate))
 	}
 	if cfg.PageTokens == 0 {
 		cfg.PageTokens = defaultPageTokens

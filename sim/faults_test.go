@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -283,5 +284,25 @@ func TestParseFault(t *testing.T) {
 	}
 	if _, err := ParseFault("stale_kv"); err == nil {
 		t.Error("accepted a misspelt fault")
+	}
+}
+
+// TestFaultRate: with FaultRate the configured faults break that share of
+// the requests, spread evenly, and no more.
+func TestFaultRate(t *testing.T) {
+	ts := newTestServer(t, Config{Faults: []Fault{FaultSilentFallback}, FaultRate: 0.25})
+	var faulty []int
+	for i := range 12 {
+		if r := post(t, ts, "/v1/chat/completions", chatBody("sim-1", false, "hi")); r.resp.Model == "sim-fallback-1" {
+			faulty = append(faulty, i)
+		}
+	}
+	if fmt.Sprint(faulty) != "[3 7 11]" {
+		t.Errorf("faulty requests %v, want every fourth: [3 7 11]", faulty)
+	}
+	for _, rate := range []float64{-0.1, 1.5} {
+		if _, err := New(Config{FaultRate: rate}); err == nil {
+			t.Errorf("fault rate %v accepted", rate)
+		}
 	}
 }

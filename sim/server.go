@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type Server struct {
 	cache           *prefixCache
 	mux             *http.ServeMux
 	seq             atomic.Uint64 // request sequence numbers, the page owners
+	faultSeq        atomic.Uint64 // requests counted for Config.FaultRate
 	// samples counts the unseeded sampled requests by body digest, for
 	// Config.SampleSeed.
 	samplesMu sync.Mutex
@@ -141,10 +143,16 @@ func (s *Server) adaptWith(h func(*call) error, writeError func(http.ResponseWri
 			tenant = "anonymous"
 		}
 		c.owner = owner{req: s.seq.Add(1), tenant: tenant}
+		if rate := s.cfg.FaultRate; rate > 0 && rate < 1 {
+			k := float64(s.faultSeq.Add(1))
+			if math.Floor(k*rate) == math.Floor((k-1)*rate) {
+				c.faults = faultSet{} // this one is served honestly
+			}
+		}
 		var headerErr error
 		if v := r.Header.Get("X-Sim-Fault"); v != "" && s.cfg.AllowFaultHeader {
 			fs := faultSet{}
-			for f := range s.faults {
+			for f := range c.faults {
 				fs[f] = true
 			}
 			headerErr = parseFaultList(v, fs)

@@ -59,6 +59,7 @@ type app struct {
 	adminKeyFile string
 	notifier     atomic.Pointer[notify.Notifier] // of the config in force
 	contam       *contamination.Detector
+	contract     *contractEvents // the routes' contract pass rates watched; built once, reconfigured on reload
 	stopCanaries context.CancelFunc
 	runner       *canary.Runner // of the gateway in force
 	tracer       *telemetry.Tracer
@@ -164,9 +165,11 @@ func startApp(ctx context.Context, cfg *config.Config, logger *slog.Logger, a *a
 	a.metrics.LedgerCommits(ledger.CommitBounds, a.log.JournalCommitTimes)
 	a.inflight = gateway.NewBudget(cfg.Limits.MaxInflightBytes)
 	a.metrics.InflightBytes(a.inflight.Reserved)
+	a.contract = startContractEvents(cfg, a.index, a.notify, logger)
+	a.closers = append(a.closers, a.contract.close)
 	a.recorder, err = recorder.New(ctx, recorder.Config{Log: a.log, Index: a.index, TenantIDs: tenantIDs,
 		PublicURL: strings.TrimRight(publicURL, "/"), Logger: logger,
-		OnRecord: func(*custody.Transaction) { a.metrics.LedgerLeaf() },
+		OnRecord: func(tx *custody.Transaction) { a.metrics.LedgerLeaf(); a.contract.observe(tx) },
 		OnEvent:  a.notify,
 	})
 	if err != nil {
@@ -239,6 +242,7 @@ func (b *built) abandon() {
 // serves the next request.
 func (a *app) commit(b *built) {
 	a.metrics.SetModels(b.models)
+	a.contract.watch.Configure(contractWatchConfig(b.cfg))
 	if old := a.notifier.Swap(b.notifier); old != nil {
 		go old.Close(context.Background()) // it finishes its deliveries
 	}

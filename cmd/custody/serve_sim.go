@@ -45,7 +45,7 @@ func (a *app) startUpstreams(cfg *config.Config) (map[string]*upstream.Client, e
 }
 
 func (a *app) startSim(cfg *config.Config, p *config.Provider, counter tokenize.Counter) (string, error) {
-	sc := sim.Config{Models: p.Sim.Models, Capacity: p.Sim.Capacity, AllowFaultHeader: p.Sim.AllowFaultHeader,
+	sc := sim.Config{Models: p.Sim.Models, Capacity: p.Sim.Capacity, AllowFaultHeader: p.Sim.AllowFaultHeader, FaultRate: p.Sim.FaultRate,
 		OwnershipTags: p.Sim.OwnershipTags, Variant: p.Sim.Variant, TokenDelay: p.Sim.TokenDelay, PrefillDelay: p.Sim.PrefillDelay, Counter: counter}
 	// Serve every model routed to this provider and, unless told
 	// otherwise, hold exactly the capacity the config claims for them.
