@@ -85,14 +85,19 @@ func evalReportOf(r *eval.Report) *EvalReport {
 		Trigger: r.Trigger, Time: r.Time.UTC(), DurationMS: ms(r.Duration), Cases: make([]EvalCase, len(r.Cases)),
 		Passed: r.Passed, Total: r.Total, Ratio: r.Ratio, Threshold: r.Threshold, OK: r.OK, PathMoved: r.PathMoved,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Baseline: r.Baseline,
-		Regressions: nonNil(r.Regressions), Changed: nonNil(r.Changed), Failing: nonNil(r.Failing()), LedgerID: r.LedgerID}
+		Regressions: nonNil(r.Regressions), Changed: nonNil(r.Changed), Failing: nonNil(r.Failing()), LedgerID: r.LedgerID,
+		Contract: EvalContract{Required: r.Contract.Required, Checked: r.Contract.Checked, Passed: r.Contract.Passed,
+			PassRate: r.Contract.Rate(), Broken: map[string]int{}, Reason: r.ContractReason()}}
+	for k, v := range r.Contract.Broken {
+		out.Contract.Broken[k] = v
+	}
 	if b := out.Baseline; b != nil {
 		b2 := *b
 		b2.Time = b.Time.UTC()
 		out.Baseline = &b2
 	}
 	for i, c := range r.Cases {
-		out.Cases[i] = EvalCase{ID: c.ID, Pass: c.Pass, Reason: c.Reason, Status: c.Status, Code: c.Code, LatencyMS: ms(c.Latency), Digest: c.Digest}
+		out.Cases[i] = EvalCase{ID: c.ID, Pass: c.Pass, Reason: c.Reason, Status: c.Status, Code: c.Code, Contract: c.Contract, LatencyMS: ms(c.Latency), Digest: c.Digest}
 	}
 	return out
 }

@@ -239,6 +239,18 @@ type EvalReport struct {
 	Changed          []string          `json:"changed"`
 	Failing          []string          `json:"failing"`
 	LedgerID         string            `json:"ledger_id"` // "" when the leaf could not be recorded
+	Contract         EvalContract      `json:"contract"`
+}
+
+// EvalContract is a run's answers held to their requests' contract, and
+// the pass rate the suite requires of them (contract_pass_rate).
+type EvalContract struct {
+	Required float64        `json:"required"` // 0: none
+	Checked  int            `json:"checked"`  // answers the contract check judged
+	Passed   int            `json:"passed"`
+	PassRate float64        `json:"pass_rate"` // passed / checked; 1 when none was judged
+	Broken   map[string]int `json:"broken"`    // by code, one code per clause
+	Reason   string         `json:"reason"`    // why the run falls short of required, naming the codes; "" when it does not
 }
 
 // EvalCase is one case of a run.
@@ -247,7 +259,8 @@ type EvalCase struct {
 	Pass      bool    `json:"pass"`
 	Reason    string  `json:"reason"` // the failed assertion, never answer text; "" when it passed
 	Status    int     `json:"status"`
-	Code      string  `json:"code"` // custody's code if it rejected the answer, else ""
+	Code      string  `json:"code"`     // custody's code if it rejected the answer, else ""
+	Contract  string  `json:"contract"` // the contract check's finding: ok, the broken clause's code, "" when not judged
 	LatencyMS float64 `json:"latency_ms"`
 	Digest    string  `json:"digest"`
 }

@@ -371,6 +371,11 @@ type Eval struct {
 	// Threshold is the pass ratio (passing cases / cases) a run needs to
 	// pass, in [0, 1]. Default 1: every case.
 	Threshold *float64 `yaml:"threshold"`
+	// ContractPassRate is the share of a run's answers that must honour
+	// their request's contract (the contract check: tools, schemas,
+	// tool_choice, formats, limits), in [0, 1]; a run below it fails,
+	// naming the broken clauses' codes. Zero (the default) requires none.
+	ContractPassRate float64 `yaml:"contract_pass_rate"`
 	// Rate bounds the suite's requests per second on one route (eval
 	// traffic is billed like any other). Default 2.
 	Rate float64 `yaml:"rate"`

@@ -457,6 +457,9 @@ func (c *Config) validateEvals(p *problems) {
 		if t := *e.Threshold; t < 0 || t > 1 || t != t {
 			p.bad(key+".threshold", "must be a pass ratio in [0, 1], got %v", t)
 		}
+		if r := e.ContractPassRate; r < 0 || r > 1 || r != r {
+			p.bad(key+".contract_pass_rate", "must be a pass rate in [0, 1], got %v", r)
+		}
 		if e.Rate <= 0 || e.Rate != e.Rate {
 			p.bad(key+".rate", "must be a positive number of requests per second")
 		}

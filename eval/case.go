@@ -21,6 +21,10 @@ type Suite struct {
 	Interval time.Duration
 	// Threshold is the pass ratio a run needs, in [0, 1].
 	Threshold float64
+	// ContractPassRate is the share of the run's answers the contract
+	// check must find honouring their request, in [0, 1]; 0 requires
+	// nothing (contract.go).
+	ContractPassRate float64
 	// Rate bounds the requests per second of one run; 0 means 2.
 	Rate float64
 }

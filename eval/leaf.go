@@ -42,8 +42,9 @@ func (rep Report) Transaction() *custody.Transaction {
 }
 
 // detail is the run's outcome detail, as the leaf and the event say it:
-// suite, its digest, the count, the threshold, why it ran, the baseline
-// and the failing cases by id.
+// suite, its digest, the count, the threshold, why it ran, the baseline,
+// the contract pass count when the suite requires a rate (and the broken
+// clauses' codes) and the failing cases by id.
 func (rep Report) detail() string {
 	base := "none"
 	if b := rep.Baseline; b != nil {
@@ -56,6 +57,12 @@ func (rep Report) detail() string {
 		rep.Suite, rep.SuiteDigest, rep.Passed, rep.Total, rep.Threshold, rep.Trigger, base, len(rep.Regressions))
 	if rep.PathMoved {
 		d += " path_moved=true"
+	}
+	if c := rep.Contract; c.Required > 0 {
+		d += fmt.Sprintf(" contract=%d/%d contract_pass_rate=%g", c.Passed, c.Checked, c.Required)
+		if b := c.BrokenList(); len(b) > 0 {
+			d += " contract_broken=" + strings.Join(b, ",")
+		}
 	}
 	if f := rep.Failing(); len(f) > 0 {
 		if len(f) > 20 {

@@ -42,13 +42,16 @@ func (p Path) String() string {
 // CaseResult is one case's outcome in a run. Reason names the assertion
 // that failed, never answer text; Digest is the outcome digest.
 type CaseResult struct {
-	ID      string
-	Pass    bool
-	Reason  string
-	Status  int
-	Code    string // custody's rejection code
-	Latency time.Duration
-	Digest  string
+	ID     string
+	Pass   bool
+	Reason string
+	Status int
+	Code   string // custody's rejection code
+	// Contract is the contract check's finding on the answer: "ok", the
+	// broken clause's code, "" when it did not judge it.
+	Contract string
+	Latency  time.Duration
+	Digest   string
 }
 
 // BaselineRef is the baseline a run was compared with.
@@ -96,6 +99,9 @@ type Report struct {
 	Changed []string
 	// LedgerID is the request id of the run's ledger leaf, once recorded.
 	LedgerID string
+	// Contract is the run's answers held to their requests' contract,
+	// and the pass rate the suite requires of them (contract.go).
+	Contract ContractTally
 }
 
 // Failing is the ids of the cases that failed.
@@ -150,6 +156,9 @@ func PrintTable(w io.Writer, reps []Report) error {
 	for _, r := range reps {
 		if r.PathMoved {
 			fmt.Fprintf(&b, "  %s %s: the path moved during the run (it does not count; the suite runs again on the new path)\n", r.Suite, r.Route)
+		}
+		if why := r.ContractReason(); why != "" {
+			fmt.Fprintf(&b, "  %s %s: %s\n", r.Suite, r.Route, why)
 		}
 		for _, c := range r.Cases {
 			if !c.Pass {

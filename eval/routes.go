@@ -20,5 +20,5 @@ type target struct{ routeclient.Client }
 // Chat sends the case through custody's checks on this route only.
 func (t target) Chat(ctx context.Context, req Request) (Result, error) {
 	a, err := routeclient.Send(ctx, t.Model(), req.Body, t.Eval)
-	return Result{Status: a.Status, Body: a.Body, Code: a.Code}, err
+	return Result{Status: a.Status, Body: a.Body, Code: a.Code, Contract: a.Contract}, err
 }

@@ -31,6 +31,9 @@ type Result struct {
 	Status int
 	Body   []byte
 	Code   string // custody's rejection code, "" when served
+	// Contract is the contract check's finding on the answer: "ok", the
+	// broken clause's code, "" when it did not judge it.
+	Contract string
 }
 
 // Route is one route the Runner evaluates: its model, its index in the
@@ -305,7 +308,8 @@ func (r *Runner) runLocked(ctx context.Context, j *job, why Trigger, pin bool) *
 	if rep.Total > 0 {
 		rep.Ratio = float64(rep.Passed) / float64(rep.Total)
 	}
-	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9 && !rep.PathMoved
+	rep.tallyContract(s.ContractPassRate)
+	rep.OK = rep.Total > 0 && float64(rep.Passed) >= s.Threshold*float64(rep.Total)-1e-9 && !rep.PathMoved && rep.ContractReason() == ""
 	if ctx.Err() != nil {
 		// Stopped (a reload, a shutdown): an unfinished run says nothing
 		// about the route and leaves no evidence; its cases are not failures.
@@ -353,6 +357,9 @@ func (r *Runner) runCase(ctx context.Context, t Target, s *Suite, c *Case) (Case
 	began := time.Now()
 	res, err := t.Chat(cctx, c.Request)
 	cr.Latency = time.Since(began)
+	if err == nil {
+		cr.Contract = res.Contract
+	}
 	var a answer
 	switch {
 	case err != nil:

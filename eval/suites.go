@@ -18,7 +18,8 @@ func Suites(evals []config.Eval) ([]*Suite, error) {
 			errs = append(errs, fmt.Errorf("evals[%d].file: %w", i, err))
 			continue
 		}
-		s := &Suite{Name: e.Name, File: e.File, Digest: digest, Cases: cases, Routes: e.Routes, Interval: e.Interval, Rate: e.Rate, Threshold: 1}
+		s := &Suite{Name: e.Name, File: e.File, Digest: digest, Cases: cases, Routes: e.Routes, Interval: e.Interval, Rate: e.Rate, Threshold: 1,
+			ContractPassRate: e.ContractPassRate}
 		if e.Threshold != nil {
 			s.Threshold = *e.Threshold
 		}

@@ -68,6 +68,12 @@ func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenan
 	if tx.Verdict == custody.Rejected {
 		a.Code = string(tx.Code)
 	}
+	for _, o := range tx.Outcomes {
+		if o.Check == custody.CheckContract && o.Status != custody.StatusSkipped {
+			a.Contract = o.HeaderValue()
+			break
+		}
+	}
 	return a, nil
 }
 

@@ -52,6 +52,10 @@ type Answer struct {
 	TTFB time.Duration
 	// Code is custody's code when it rejected the answer, else "".
 	Code string
+	// Contract is what the contract check found, served or rejected:
+	// "ok", the broken clause's code, or "" when it did not judge the
+	// answer (evals hold a run to a contract pass rate with it).
+	Contract string
 }
 
 // Route is one route a runner runs on: the client-facing model, the
