@@ -138,7 +138,7 @@ func New(cfg Config) (*Console, error) {
 	if c.sess, err = newSessions(cfg.SessionKey, cfg.SessionTTL, c.now); err != nil {
 		return nil, err
 	}
-	for _, page := range []string{"login", "overview", "breakdowns", "events", "record", "receipt"} {
+	for _, page := range []string{"login", "overview", "breakdowns", "events", "record", "receipt", "contract"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", page, err)
@@ -159,6 +159,7 @@ func New(cfg Config) (*Console, error) {
 	mux.Handle("GET "+Prefix+"{$}", c.admin(c.overview))
 	mux.Handle("GET "+Prefix+"breakdowns", c.admin(c.breakdowns))
 	mux.Handle("GET "+Prefix+"events", c.admin(c.events))
+	mux.Handle("GET "+Prefix+"contract", c.admin(c.contract))
 	mux.Handle("GET "+Prefix+"record", c.admin(c.record))
 	mux.Handle("GET "+Prefix+"receipt", c.admin(c.receiptForm))
 	mux.Handle("POST "+Prefix+"receipt", c.admin(c.receiptCheck))
@@ -254,6 +255,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
+	// hhmm is a bucket's start in a column header: day and minute.
+	"hhmm": func(t time.Time) string { return t.UTC().Format("01-02 15:04") },
 	"pct": func(n, of int64) string {
 		if of == 0 {
 			return "—"

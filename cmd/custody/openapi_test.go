@@ -156,6 +156,7 @@ func TestAdminAPIMatchesOpenAPI(t *testing.T) {
 		check("GET", "/v1/custody/breakdown?by="+by, "adm-test", "", 200)
 	}
 	check("GET", "/v1/custody/contract", "adm-test", "", 200)
+	check("GET", "/v1/custody/contract?buckets=6", "adm-test", "", 200)
 	check("GET", "/v1/custody/log", "adm-test", "", 200)
 	check("GET", "/v1/custody/canaries", "adm-test", "", 200)
 	check("POST", "/v1/custody/canaries/reenroll", "adm-test", `{"route":"sim-1/up"}`, 200)
