@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+
+	"github.com/custody-gateway/custody"
 	"io"
 	"strings"
 
@@ -11,10 +13,21 @@ import (
 )
 
 // canaryProbe marks an exchange as in-process traffic (canary probes,
-// eval cases): its synthetic tenant and the one route it runs on.
+// eval cases): its synthetic tenant, the one route it runs on, and who
+// sends it (custody.OriginCanary or custody.OriginEval), as the
+// transaction records it.
 type canaryProbe struct {
 	tenant *config.Tenant
 	route  int
+	origin custody.Origin
+}
+
+// originOf is the Origin of the transaction p marks: none for a client's.
+func (p *canaryProbe) originOf() custody.Origin {
+	if p == nil {
+		return ""
+	}
+	return p.origin
 }
 
 // canaryPolicy governs canary traffic: one route, no fallback, strict
@@ -62,7 +75,7 @@ func canaryTenantID(id string) string {
 
 // Canary sends a probe through custody's checks on this route only.
 func (c routeClient) Canary(ctx context.Context, body []byte, tenant string) (routeclient.Answer, error) {
-	return c.chat(ctx, body, canaryTenant(tenant), "canary")
+	return c.chat(ctx, body, canaryTenant(tenant), custody.OriginCanary)
 }
 
 // Direct sends a probe straight to the route's upstream, bypassing

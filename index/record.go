@@ -38,11 +38,19 @@ func Terms(t *custody.Transaction) []string {
 	if t.ResponseModel != "" && t.ResponseModel != t.RequestedModel {
 		ts = append(ts, ModelTerm(t.ResponseModel))
 	}
+	if t.Origin == custody.OriginEval {
+		ts = append(ts, OriginTerm(custody.OriginEval))
+	}
 	return ts
 }
 
 // CodeTerm is the term of a code (see Terms).
 func CodeTerm(c custody.Code) string { return Column("code:" + string(c)) }
+
+// OriginTerm is the term of an eval's traffic (see Terms): the one origin
+// a record's columns do not tell (a client's is not canary traffic, a
+// canary probe's is canary traffic without this term).
+func OriginTerm(o custody.Origin) string { return Column("origin:" + string(o)) }
 
 // ModelTerm is the term of a model name (see Terms).
 func ModelTerm(m string) string { return Column("model:" + m) }

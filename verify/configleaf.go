@@ -106,11 +106,12 @@ func (c *ConfigLeaf) Policy(name string) (json.RawMessage, bool) {
 }
 
 // configLeafOf reads the config_leaf index a transaction leaf names,
-// without decoding it: the field is last but one in a version 2 leaf.
-// ok is false for a leaf that names none (version 1).
+// without decoding it: the field is last but one in a version 2 or 3
+// leaf. ok is false for a leaf that names none (version 1, or 3 without
+// the field).
 func configLeafOf(leaf []byte) (uint64, bool) {
 	const key = `,"config_leaf":`
-	if !bytes.HasPrefix(leaf, []byte(`{"v":2,`)) {
+	if !bytes.HasPrefix(leaf, []byte(`{"v":2,`)) && !bytes.HasPrefix(leaf, []byte(`{"v":3,`)) {
 		return 0, false
 	}
 	// Only "duration_ns" (at most 20 digits) follows: look at the tail.

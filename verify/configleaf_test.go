@@ -24,6 +24,13 @@ func TestConfigChain(t *testing.T) {
 		}
 		return b
 	}
+	evalLeaf := func(cl *uint64) []byte { // version 3
+		b, err := EncodeLeaf(&custody.Transaction{ID: "r", Time: at, Canary: true, Origin: custody.OriginEval, ConfigLeaf: cl, Duration: 12345678901234})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	u := func(n uint64) *uint64 { return &n }
 	for _, tc := range []struct {
 		name   string
@@ -36,6 +43,9 @@ func TestConfigChain(t *testing.T) {
 		{"chain skips one", [][]byte{cfgLeaf(-1), cfgLeaf(0), cfgLeaf(0)}, false},
 		{"names a transaction", [][]byte{cfgLeaf(-1), txLeaf(u(0)), txLeaf(u(1))}, false},
 		{"names a later leaf", [][]byte{txLeaf(u(1)), cfgLeaf(-1)}, false},
+		{"version 3 leaves in the chain", [][]byte{evalLeaf(nil), cfgLeaf(-1), evalLeaf(u(1)), txLeaf(u(1))}, true},
+		{"a version 3 leaf names a transaction", [][]byte{cfgLeaf(-1), txLeaf(u(0)), evalLeaf(u(1))}, false},
+		{"a version 3 leaf names a later leaf", [][]byte{evalLeaf(u(1)), cfgLeaf(-1)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newConfigChain()

@@ -12,11 +12,14 @@ import (
 )
 
 // LeafVersion is the value of the "v" field of the leaves this package
-// writes for transactions that name their config leaf; LeafVersion1 (no
-// config_leaf field) for those that do not. A reader refuses others.
+// writes for a client's transactions that name their config leaf;
+// LeafVersion1 (no config_leaf field) for those that do not; LeafVersion3
+// (an origin field, config_leaf when named) for custody's own traffic, a
+// canary probe's or an evaluation suite's. A reader refuses others.
 const (
 	LeafVersion  = 2
 	LeafVersion1 = 1
+	LeafVersion3 = 3
 )
 
 // MaxLeafSize bounds an encoded leaf; tessera's own limit is larger.
@@ -31,13 +34,16 @@ var ErrBadLeaf = errors.New("verify: malformed leaf")
 // transaction has exactly one encoding. Do not reorder, rename or add
 // fields without bumping LeafVersion and documenting it in docs/ledger.md.
 type leafV1 struct {
-	V                    int         `json:"v"`
-	ID                   string      `json:"id"`
-	Tenant               string      `json:"tenant"` // pseudonym, never the tenant id
-	Time                 string      `json:"time"`   // RFC 3339, UTC, nanoseconds, trailing zeros trimmed
-	Endpoint             string      `json:"endpoint"`
-	Stream               bool        `json:"stream"`
-	Canary               bool        `json:"canary"`
+	V        int    `json:"v"`
+	ID       string `json:"id"`
+	Tenant   string `json:"tenant"` // pseudonym, never the tenant id
+	Time     string `json:"time"`   // RFC 3339, UTC, nanoseconds, trailing zeros trimmed
+	Endpoint string `json:"endpoint"`
+	Stream   bool   `json:"stream"`
+	Canary   bool   `json:"canary"`
+	// Origin is version 3's addition: canary or eval, the synthetic
+	// traffic's sender. Absent in versions 1 and 2.
+	Origin               string      `json:"origin,omitempty"`
 	RequestedModel       string      `json:"requested_model"`
 	Provider             string      `json:"provider"`
 	Region               string      `json:"region"`
@@ -98,7 +104,14 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 	if err := d.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadLeaf, err)
 	}
-	if (l.V != LeafVersion1 && l.V != LeafVersion) || (l.V == LeafVersion) != (l.ConfigLeaf != nil) {
+	switch {
+	case l.V == LeafVersion1 && l.ConfigLeaf == nil && l.Origin == "",
+		l.V == LeafVersion && l.ConfigLeaf != nil && l.Origin == "":
+	case l.V == LeafVersion3:
+		if o := custody.Origin(l.Origin); !o.Synthetic() || !l.Canary {
+			return nil, fmt.Errorf("%w: version 3 origin %q, canary %v (want canary or eval, and canary true)", ErrBadLeaf, l.Origin, l.Canary)
+		}
+	default:
 		return nil, fmt.Errorf("%w: version %d", ErrBadLeaf, l.V)
 	}
 	t, err := time.Parse(time.RFC3339Nano, l.Time)
@@ -120,6 +133,7 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 		Endpoint:             l.Endpoint,
 		Stream:               l.Stream,
 		Canary:               l.Canary,
+		Origin:               custody.Origin(l.Origin),
 		RequestedModel:       l.RequestedModel,
 		Provider:             l.Provider,
 		Region:               l.Region,

@@ -3,6 +3,7 @@ package verify
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -28,6 +29,8 @@ func TestLeafRoundTrip(t *testing.T) {
 	}{
 		{"full", full},
 		{"empty", &custody.Transaction{}},
+		{"eval, version 3", withOrigin(full, custody.OriginEval, nil)},
+		{"canary, version 3 with a config leaf", withOrigin(full, custody.OriginCanary, new(uint64))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := EncodeLeaf(tc.tx)
@@ -75,6 +78,12 @@ func TestDecodeLeafRefusesNonCanonical(t *testing.T) {
 		{"uppercase hex", bytes.Replace(b, []byte(`"request_commitment":""`), []byte(`"request_commitment":"AB"`), 1)},
 		{"missing field", bytes.Replace(b, []byte(`"canary":false,`), nil, 1)},
 		{"not json", []byte("prompt")},
+		{"version 2 with an origin", v3(`"v":2,`, `"canary":true,"origin":"eval",`, `,"config_leaf":4`)},
+		{"version 3 without an origin", v3(`"v":3,`, `"canary":true,`, ``)},
+		{"version 3 from a client", v3(`"v":3,`, `"canary":true,"origin":"client",`, ``)},
+		{"version 3, an unknown origin", v3(`"v":3,`, `"canary":true,"origin":"cron",`, ``)},
+		{"version 3 not canary", v3(`"v":3,`, `"canary":false,"origin":"eval",`, ``)},
+		{"version 3, origin out of place", v3(`"v":3,`, `"canary":true,`, `,"origin":"eval"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := DecodeLeaf(tc.leaf); !errors.Is(err, ErrBadLeaf) {
@@ -116,6 +125,65 @@ func TestStripReceiptLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := string(StripReceiptLine([]byte(tc.in))); got != tc.want {
 				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func withOrigin(tx *custody.Transaction, o custody.Origin, configLeaf *uint64) *custody.Transaction {
+	c := *tx
+	c.Origin, c.ConfigLeaf = o, configLeaf
+	return &c
+}
+
+// v3 is a leaf of r1 with the given version, canary/origin members and
+// members before duration_ns.
+func v3(version, canary, tail string) []byte {
+	return []byte(`{` + version + `"id":"r1","tenant":"","time":"0001-01-01T00:00:00Z","endpoint":"","stream":false,` + canary +
+		`"requested_model":"","provider":"","region":"","upstream_model":"","response_model":"","system_fingerprint":"","response_id":"",` +
+		`"route":0,"fallback_chain":[],"path_change":false,"policy":"","use_case":"","decision":"","checks":[],"verdict":"","code":"",` +
+		`"status":0,"prompt_tokens_local":0,"prompt_tokens_reported":0,"completion_tokens":0,"request_commitment":"","response_commitment":""` +
+		tail + `,"duration_ns":0}`)
+}
+
+// TestLeafVersions: the leaves of every version decode, read as they were
+// written, and re-encode to the same bytes. The version 1 and 2 leaves
+// were written before the origin existed: an eval case's then, recorded
+// as canary traffic, reads as canary traffic still; a version 3 leaf
+// names its origin.
+func TestLeafVersions(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		version int
+		from    custody.Origin
+		canary  bool
+	}{
+		{"leaf.json", LeafVersion1, custody.OriginClient, false},
+		{"leaf-v2-canary.json", LeafVersion, custody.OriginCanary, true},
+		{"leaf-v3-eval.json", LeafVersion3, custody.OriginEval, true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.TrimSuffix(b, []byte("\n"))
+			if !bytes.HasPrefix(b, fmt.Appendf(nil, `{"v":%d,`, tc.version)) {
+				t.Fatalf("%s is not a version %d leaf", tc.file, tc.version)
+			}
+			tx, err := DecodeLeaf(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tx.From() != tc.from || tx.Canary != tc.canary {
+				t.Errorf("from %q, canary %v; want %q, %v", tx.From(), tx.Canary, tc.from, tc.canary)
+			}
+			again, err := EncodeLeaf(tx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, b) {
+				t.Fatalf("re-encoded:\n got %s\nwant %s", again, b)
 			}
 		})
 	}

@@ -11,12 +11,16 @@ import (
 
 // appendLeaf appends the canonical leaf of tx to dst: leafV1's fields in
 // its declaration order, as encoding/json writes them (the same escaping
-// of strings, every field present, config_leaf only when set). It is on
+// of strings, every field present, origin only in version 3, config_leaf
+// only when set). It is on
 // every request's path; json.Marshal of leafV1 cost a fifth of the
 // ledger's share of a request in allocations and reflection.
 func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 	v := LeafVersion1
-	if tx.ConfigLeaf != nil {
+	switch {
+	case tx.Origin.Synthetic():
+		v = LeafVersion3
+	case tx.ConfigLeaf != nil:
 		v = LeafVersion
 	}
 	dst = jsonw.IntField(dst, `{"v":`, int64(v))
@@ -28,6 +32,9 @@ func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 	dst = jsonw.StringField(dst, `,"endpoint":`, tx.Endpoint)
 	dst = jsonw.BoolField(dst, `,"stream":`, tx.Stream)
 	dst = jsonw.BoolField(dst, `,"canary":`, tx.Canary)
+	if v == LeafVersion3 {
+		dst = jsonw.StringField(dst, `,"origin":`, string(tx.Origin))
+	}
 	dst = jsonw.StringField(dst, `,"requested_model":`, tx.RequestedModel)
 	dst = jsonw.StringField(dst, `,"provider":`, tx.Provider)
 	dst = jsonw.StringField(dst, `,"region":`, tx.Region)

@@ -13,12 +13,16 @@ import (
 // leafOf is tx as the leaf's fields: json.Marshal of it is the reference
 // encoding appendLeaf must reproduce byte for byte.
 func leafOf(tx *custody.Transaction) *leafV1 {
-	v := LeafVersion1
-	if tx.ConfigLeaf != nil {
+	v, origin := LeafVersion1, ""
+	switch {
+	case tx.Origin.Synthetic():
+		v, origin = LeafVersion3, string(tx.Origin)
+	case tx.ConfigLeaf != nil:
 		v = LeafVersion
 	}
 	l := leafV1{
 		V:                    v,
+		Origin:               origin,
 		ConfigLeaf:           tx.ConfigLeaf,
 		ID:                   tx.ID,
 		Tenant:               tx.Tenant,
@@ -82,6 +86,7 @@ func FuzzEncodeLeaf(f *testing.F) {
 			tx.ConfigLeaf = &cl
 			tx.ResponseCommitment = commit
 		}
+		tx.Origin = []custody.Origin{"", custody.OriginClient, custody.OriginCanary, custody.OriginEval}[cl%4]
 		want, err := json.Marshal(leafOf(tx))
 		if err != nil {
 			t.Skip(err) // a time json cannot write

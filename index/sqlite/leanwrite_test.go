@@ -104,7 +104,7 @@ func TestUpgradeToLeanerWrites(t *testing.T) {
 	if err := x.r.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM records INDEXED BY records_unverified WHERE verdict <> 'verified'`).Scan(&inIndex); err != nil || inIndex != 1 {
 		t.Fatalf("records_unverified holds %d rows (%v), want the rejected one alone", inIndex, err)
 	}
-	sqlText, args := sqlq.SearchSQL(&index.Query{Verdict: custody.Rejected}, nil)
+	sqlText, args := sqlq.SearchSQL(dialect, &index.Query{Verdict: custody.Rejected}, nil)
 	plan := explain(t, x, sqlText, args)
 	if !strings.Contains(plan, "records_unverified") {
 		t.Fatalf("a search for rejected records does not use records_unverified:\n%s", plan)
@@ -245,7 +245,7 @@ func TestReplaceByWholeKey(t *testing.T) {
 	if got, err := x.Get(t.Context(), first.ID); err != nil || got.LeafIndex != 5 || got.Verdict != custody.Verified || got.Tenant == "stale" {
 		t.Fatalf("after the replacement: %+v, %v", got, err)
 	}
-	sqlText, args := sqlq.SearchSQL(&index.Query{Code: custody.CodeModelMismatch, Model: "sim-1"}, nil)
+	sqlText, args := sqlq.SearchSQL(dialect, &index.Query{Code: custody.CodeModelMismatch, Model: "sim-1"}, nil)
 	plan := explain(t, x, sqlText, args)
 	if !strings.Contains(plan, "(term=? AND time_ns=? AND request_id=?)") {
 		t.Fatalf("a search by code and model does not look the model term up by its whole key:\n%s", plan)

@@ -65,8 +65,10 @@ export interface Transaction {
   policy: string;
   verdict: string;
   code: string;
-  /** Version 2: the log index of the config leaf (the rules) in force. */
+  /** Version 2 (and 3, when named): the log index of the config leaf (the rules) in force. */
   config_leaf?: number;
+  /** Version 3: custody's own traffic, "canary" (a canary probe) or "eval" (an evaluation suite); absent for a client's. */
+  origin?: "canary" | "eval";
   request_commitment: string;
   response_commitment: string;
   [field: string]: unknown;

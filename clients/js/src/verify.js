@@ -381,10 +381,9 @@ export async function verifyReceipt(receipt, opts) {
   } catch {
     throw invalid("leaf: not JSON");
   }
-  // Version 2 adds config_leaf (the index of the rules in force); version 1 has none.
-  if (tx === null || typeof tx !== "object" || (tx.v !== 1 && tx.v !== 2) || (tx.v === 2) !== Number.isInteger(tx.config_leaf)) {
-    throw invalid("leaf: unknown version");
-  }
+  // Version 2 adds config_leaf (the index of the rules in force); version 1 has none. Version 3
+  // (custody's own traffic) adds origin, "canary" or "eval", with canary true, config_leaf when named.
+  if (!knownLeafVersion(tx)) throw invalid("leaf: unknown version");
   if (tx.id !== r.requestId) throw invalid(`leaf is for request ${JSON.stringify(tx.id)}, receipt for ${JSON.stringify(r.requestId)}`);
   const request = toBytes(opts.request);
   if (request) {
@@ -418,4 +417,19 @@ export async function verifyReceipt(receipt, opts) {
     throw invalid(`checkpoint cosigned by ${cp.cosigners.length} of the pinned witnesses (${cp.cosigners.join(", ")}), quorum ${quorum}: the witnesses have not seen this tree`);
   }
   return { status: "valid", transaction: tx, cosigners: quorum > 0 ? cp.cosigners : [], rules };
+}
+
+// knownLeafVersion: tx is a leaf of a version this verifier reads (docs/ledger.md).
+function knownLeafVersion(tx) {
+  if (tx === null || typeof tx !== "object") return false;
+  switch (tx.v) {
+    case 1:
+      return tx.config_leaf === undefined && tx.origin === undefined;
+    case 2:
+      return Number.isInteger(tx.config_leaf) && tx.origin === undefined;
+    case 3:
+      return (tx.origin === "canary" || tx.origin === "eval") && tx.canary === true &&
+        (tx.config_leaf === undefined || Number.isInteger(tx.config_leaf));
+  }
+  return false;
 }

@@ -43,7 +43,7 @@ type Closer interface{ Close() }
 type Dialect struct {
 	Route    string // the route index as an integer, -1 when none served
 	Fallback string // true when a route after the first served (status 200)
-	Canary   string // true for canary traffic
+	Canary   string // true for synthetic traffic (a canary probe's or an eval's)
 }
 
 // Store is what the backends share: every method of index.Index but the
@@ -90,7 +90,7 @@ func (s Store) Search(ctx context.Context, q index.Query) ([]index.Record, error
 		}
 		cur = &c
 	}
-	text, args := SearchSQL(&q, cur)
+	text, args := SearchSQL(s.Dialect, &q, cur)
 	stored, err := query(ctx, s.Q, "search", ScanRecord, text, args...)
 	if err != nil {
 		return nil, err

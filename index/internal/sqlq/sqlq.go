@@ -37,7 +37,7 @@ func (b *builder) arg(v any) string {
 // Records are ordered newest first by (time_ns, request_id); with a Code
 // or a Model, the time and order come from record_terms, whose (term,
 // time_ns, request_id) key then drives the query without a sort.
-func SearchSQL(q *index.Query, cursor *Cursor) (string, []any) {
+func SearchSQL(d Dialect, q *index.Query, cursor *Cursor) (string, []any) {
 	b := &builder{}
 	var s strings.Builder
 	s.WriteString("SELECT " + RecordColumns + " FROM records r")
@@ -54,6 +54,22 @@ func SearchSQL(q *index.Query, cursor *Cursor) (string, []any) {
 		if t == "r" {
 			t = "m"
 		}
+	}
+	// An eval's record has an origin term; a canary probe's is canary
+	// traffic without one (sqlq's Dialect.Canary reads records' columns).
+	originTerm := func() string {
+		return "SELECT 1 FROM record_terms o WHERE o.request_id = r.request_id AND o.time_ns = r.time_ns AND o.term = " + b.arg(index.OriginTerm(custody.OriginEval))
+	}
+	switch q.Origin {
+	case "":
+	case custody.OriginClient:
+		b.where = append(b.where, "NOT "+d.Canary)
+	case custody.OriginCanary:
+		b.where = append(b.where, d.Canary, "NOT EXISTS ("+originTerm()+")")
+	case custody.OriginEval:
+		b.where = append(b.where, "EXISTS ("+originTerm()+")")
+	default:
+		b.where = append(b.where, "1 = 0")
 	}
 	if q.RequestID != "" {
 		b.where = append(b.where, "r.request_id = "+b.arg(index.Column(q.RequestID)))

@@ -31,7 +31,7 @@ func TestPlaceholders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text, args := SearchSQL(&tt.q, tt.cursor)
+			text, args := SearchSQL(Dialect{Canary: "(canary = 1)"}, &tt.q, tt.cursor)
 			for _, w := range tt.want {
 				if !strings.Contains(text, w) {
 					t.Errorf("SQL lacks %q:\n%s", w, text)
