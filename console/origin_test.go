@@ -1,0 +1,54 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/index"
+)
+
+// TestRecordShowsOrigin: a record's page says who sent it: a client's
+// nothing, a canary probe's "(canary)", an eval case's "(eval)", each
+// found by its origin in the index.
+func TestRecordShowsOrigin(t *testing.T) {
+	e := newEnv(t, false)
+	route := e.gw.Routes()[0]
+	body, _ := json.Marshal(map[string]any{"model": route.Model(), "messages": []any{map[string]any{"role": "user", "content": "an eval case"}}})
+	if _, err := route.Eval(context.Background(), body); err != nil {
+		t.Fatal(err)
+	}
+	find := func(o custody.Origin) string {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			recs, err := e.idx.Search(context.Background(), index.Query{Origin: o, Limit: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) == 1 {
+				return recs[0].ID
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s record in the index", o)
+			}
+		}
+	}
+	op := e.operator()
+	op.login()
+	for _, c := range []struct {
+		origin custody.Origin
+		id     string
+		want   string
+	}{
+		{custody.OriginClient, e.ids.verified, "chat.completions</td>"},
+		{custody.OriginCanary, find(custody.OriginCanary), "chat.completions (canary)</td>"},
+		{custody.OriginEval, find(custody.OriginEval), "chat.completions (eval)</td>"},
+	} {
+		resp, page := op.get("/ui/record?id=" + c.id)
+		if resp.StatusCode != 200 || !strings.Contains(page, c.want) {
+			t.Errorf("%s record %s: %d, page lacks %q", c.origin, c.id, resp.StatusCode, c.want)
+		}
+	}
+}
