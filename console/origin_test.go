@@ -13,7 +13,8 @@ import (
 
 // TestRecordShowsOrigin: a record's page says who sent it: a client's
 // nothing, a canary probe's "(canary)", an eval case's "(eval)", each
-// found by its origin in the index.
+// found by its origin in the index; the admin API's records take the
+// origin as a filter and refuse an unknown one.
 func TestRecordShowsOrigin(t *testing.T) {
 	e := newEnv(t, false)
 	route := e.gw.Routes()[0]
@@ -33,6 +34,24 @@ func TestRecordShowsOrigin(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("no %s record in the index", o)
 			}
+		}
+	}
+	evalID := find(custody.OriginEval)
+	for _, c := range []struct {
+		query  string
+		status int
+		want   string
+	}{
+		{"origin=eval", 200, `"origin":"eval"`},
+		{"origin=client", 200, `"id":"` + e.ids.verified + `"`},
+		{"origin=cron", 400, `"param":"origin"`},
+	} {
+		resp, b := e.do("GET", "/v1/custody/records?"+c.query, adminKey, nil)
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.want) {
+			t.Errorf("records?%s: %d, lacks %s: %.300s", c.query, resp.StatusCode, c.want, b)
+		}
+		if c.query == "origin=eval" && (strings.Contains(string(b), `"origin":"canary"`) || !strings.Contains(string(b), evalID)) {
+			t.Errorf("records?origin=eval: %.300s", b)
 		}
 	}
 	op := e.operator()
