@@ -11,8 +11,8 @@ import (
 	"github.com/custody-gateway/custody/index"
 )
 
-// breakdownData is the breakdowns page: the window's client traffic and
-// canary probes per tenant, code, route or model.
+// breakdownData is the breakdowns page: the window's client traffic,
+// canary probes and evals per tenant, code, route or model.
 type breakdownData struct {
 	By, Window   string
 	Bys          []string
@@ -24,7 +24,8 @@ type breakdownData struct {
 type breakdownRow struct {
 	Key    string
 	Client counts
-	Probes counts
+	Probes counts // canary probes'
+	Evals  counts // evaluation suites'
 }
 
 func (c *Console) breakdowns(w http.ResponseWriter, r *http.Request) error {
@@ -52,14 +53,17 @@ func (c *Console) breakdowns(w http.ResponseWriter, r *http.Request) error {
 			rows[a.Key] = row
 			d.Rows = append(d.Rows, row)
 		}
-		if a.Canary {
+		switch {
+		case a.Eval:
+			row.Evals.add(a.Verdict, false, a.Count)
+		case a.Canary:
 			row.Probes.add(a.Verdict, false, a.Count)
-		} else {
+		default:
 			row.Client.add(a.Verdict, false, a.Count)
 		}
 	}
 	slices.SortFunc(d.Rows, func(a, b *breakdownRow) int {
-		return cmp.Or(cmp.Compare(b.Client.Total, a.Client.Total), cmp.Compare(b.Probes.Total, a.Probes.Total), cmp.Compare(a.Key, b.Key))
+		return cmp.Or(cmp.Compare(b.Client.Total, a.Client.Total), cmp.Compare(b.Probes.Total, a.Probes.Total), cmp.Compare(b.Evals.Total, a.Evals.Total), cmp.Compare(a.Key, b.Key))
 	})
 	return c.render(w, r, http.StatusOK, "breakdowns", d)
 }

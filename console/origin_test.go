@@ -14,7 +14,8 @@ import (
 // TestRecordShowsOrigin: a record's page says who sent it: a client's
 // nothing, a canary probe's "(canary)", an eval case's "(eval)", each
 // found by its origin in the index; the admin API's records take the
-// origin as a filter and refuse an unknown one.
+// origin as a filter and refuse an unknown one; the overview and the
+// breakdowns count the eval apart from the canary probes.
 func TestRecordShowsOrigin(t *testing.T) {
 	e := newEnv(t, false)
 	route := e.gw.Routes()[0]
@@ -69,5 +70,13 @@ func TestRecordShowsOrigin(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(page, c.want) {
 			t.Errorf("%s record %s: %d, page lacks %q", c.origin, c.id, resp.StatusCode, c.want)
 		}
+	}
+	_, overview := op.get("/ui/?window=1h")
+	if !strings.Contains(overview, `id="eval-total">1</strong> eval transactions`) {
+		t.Errorf("the overview does not count the one eval transaction apart")
+	}
+	_, byTenant := op.get("/ui/breakdowns?by=tenant&window=1h")
+	if !strings.Contains(byTenant, `<td class="evals">1</td>`) {
+		t.Errorf("the breakdown by tenant does not count the one eval transaction apart")
 	}
 }

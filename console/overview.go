@@ -31,7 +31,8 @@ type overviewData struct {
 	Window        string
 	Windows       []window
 	Client        counts // client transactions of configured models
-	Probes        counts // canary transactions
+	Probes        counts // canary probes' transactions
+	Evals         counts // evaluation suites' transactions (cases and runs)
 	Unconfigured  int64  // requests for model names that are not configured (each a 400)
 	Models        []*modelCard
 	OutOfService  []*routeCard
@@ -232,6 +233,10 @@ func summarize(stats adminapi.Stats, routes []adminapi.RouteStatus, known func(s
 		}
 	}
 	for _, row := range stats.Data {
+		if row.Eval {
+			d.Evals.add(row.Verdict, row.Fallback, row.Count)
+			continue
+		}
 		if !known(row.RequestedModel) {
 			if !row.Canary {
 				d.Unconfigured += row.Count

@@ -38,12 +38,13 @@ func (q *BreakdownQuery) Validate() error {
 	return nil
 }
 
-// BreakdownRow counts the records of one key that agree on verdict and
-// canary. Keys are as stored (see Column); rows come ordered by key,
-// verdict, canary.
+// BreakdownRow counts the records of one key that agree on verdict,
+// canary and eval. Keys are as stored (see Column); rows come ordered by
+// key, verdict, canary, eval.
 type BreakdownRow struct {
 	Key     string          `json:"key"`
 	Verdict custody.Verdict `json:"verdict"`
-	Canary  bool            `json:"canary"` // synthetic traffic of a canary probe
+	Canary  bool            `json:"canary"` // synthetic traffic: a canary probe's or an eval's
+	Eval    bool            `json:"eval"`   // an eval's (Canary too): origin eval
 	Count   int64           `json:"count"`
 }

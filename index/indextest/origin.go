@@ -1,6 +1,7 @@
 package indextest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 // testSearchByOrigin: Query.Origin finds a client's records, a canary
 // probe's and an eval's apart, with the other filters; a synthetic record
 // without an origin (written before leaf version 3, an eval case among
-// them) is a canary probe's, as it was recorded.
+// them) is a canary probe's, as it was recorded. Stats and Breakdown
+// count an eval's records apart (Eval) from a canary probe's.
 func testSearchByOrigin(t *testing.T, x index.Index) {
 	mk := func(id string, sec int, canary bool, o custody.Origin) index.Record {
 		return index.Record{Transaction: custody.Transaction{
@@ -46,5 +48,41 @@ func testSearchByOrigin(t *testing.T, x index.Index) {
 		t.Run(tt.name, func(t *testing.T) {
 			wantIDs(t, "Search", mustSearch(t, x, tt.q), tt.want...)
 		})
+	}
+	ctx := context.Background()
+	stats, err := x.Stats(ctx, index.StatsQuery{Since: t0, Until: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[custody.Origin]int64{}
+	for _, r := range stats {
+		switch {
+		case r.Eval && r.Canary:
+			count[custody.OriginEval] += r.Count
+		case r.Eval:
+			t.Errorf("an eval row not canary: %+v", r)
+		case r.Canary:
+			count[custody.OriginCanary] += r.Count
+		default:
+			count[custody.OriginClient] += r.Count
+		}
+	}
+	if count[custody.OriginClient] != 1 || count[custody.OriginCanary] != 2 || count[custody.OriginEval] != 2 {
+		t.Errorf("stats count by origin %v, want client 1, canary 2 (one before version 3), eval 2", count)
+	}
+	for _, by := range []string{index.ByTenant, index.ByCode} {
+		rows, err := x.Breakdown(ctx, index.BreakdownQuery{By: by, Since: t0, Until: t0.Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evals int64
+		for _, r := range rows {
+			if r.Eval {
+				evals += r.Count
+			}
+		}
+		if want := map[string]int64{index.ByTenant: 2, index.ByCode: 1}[by]; evals != want {
+			t.Errorf("breakdown by %s: %d eval records, want %d: %+v", by, evals, want, rows)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func ScanStats(r Row) (index.StatsRow, error) {
 		s             index.StatsRow
 		verdict, code string
 	)
-	if err := r.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &code, &s.Fallback, &s.Canary, &s.Count); err != nil {
+	if err := r.Scan(&s.Bucket, &s.RequestedModel, &s.Route, &s.Provider, &s.ResponseModel, &verdict, &code, &s.Fallback, &s.Canary, &s.Eval, &s.Count); err != nil {
 		return s, err
 	}
 	s.Verdict, s.Code = custody.Verdict(verdict), custody.Code(code)
@@ -100,7 +100,7 @@ func ScanBreakdown(r Row) (index.BreakdownRow, error) {
 		b       index.BreakdownRow
 		verdict string
 	)
-	if err := r.Scan(&b.Key, &verdict, &b.Canary, &b.Count); err != nil {
+	if err := r.Scan(&b.Key, &verdict, &b.Canary, &b.Eval, &b.Count); err != nil {
 		return b, err
 	}
 	b.Verdict = custody.Verdict(verdict)

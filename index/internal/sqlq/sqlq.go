@@ -144,17 +144,25 @@ func EventsSQL(q *index.EventQuery, cursor *int64) (string, []any) {
 // whether a fallback served and canary.
 func StatsSQL(d Dialect) string {
 	return `SELECT CAST((time_ns - $1) / $3 AS INTEGER) AS bucket, requested_model, ` + d.Route + ` AS route, provider,
-	response_model, verdict, code, ` + d.Fallback + ` AS fallback, ` + d.Canary + ` AS canary, COUNT(*)
+	response_model, verdict, code, ` + d.Fallback + ` AS fallback, ` + d.Canary + ` AS canary, ` + isEval(d, "records") + ` AS eval, COUNT(*)
 FROM records WHERE time_ns >= $1 AND time_ns < $2
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`
 }
 
-// BreakdownSQL groups the records of [$1, $2) by the key of by, verdict
-// and canary. A code breakdown reads record_terms, so that a record is
+// isEval is true for an eval's record of table (records, or its alias):
+// synthetic traffic with the origin term (index.Terms). The term is looked
+// up for synthetic records only.
+func isEval(d Dialect, table string) string {
+	return "(" + d.Canary + " AND EXISTS (SELECT 1 FROM record_terms o WHERE o.request_id = " + table + ".request_id AND o.time_ns = " +
+		table + ".time_ns AND o.term = '" + index.OriginTerm(custody.OriginEval) + "'))"
+}
+
+// BreakdownSQL groups the records of [$1, $2) by the key of by, verdict,
+// canary and eval. A code breakdown reads record_terms, so that a record is
 // counted under each of its codes and a record without one not at all.
 func BreakdownSQL(d Dialect, by string) string {
-	from, key, t := "records", "", "time_ns"
+	from, key, t, table := "records", "", "time_ns", "records"
 	switch by {
 	case index.ByTenant:
 		key = "tenant"
@@ -164,11 +172,11 @@ func BreakdownSQL(d Dialect, by string) string {
 		key = "requested_model || '/' || provider"
 	case index.ByCode:
 		from = "record_terms c JOIN records r ON r.request_id = c.request_id AND c.term >= 'code:' AND c.term < 'code;'"
-		key, t = "SUBSTR(c.term, 6)", "c.time_ns"
+		key, t, table = "SUBSTR(c.term, 6)", "c.time_ns", "r"
 	}
-	return `SELECT ` + key + ` AS k, verdict, ` + d.Canary + ` AS canary, COUNT(*)
+	return `SELECT ` + key + ` AS k, verdict, ` + d.Canary + ` AS canary, ` + isEval(d, table) + ` AS eval, COUNT(*)
 FROM ` + from + ` WHERE ` + t + ` >= $1 AND ` + t + ` < $2
-GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
+GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`
 }
 
 // ClaimSQL takes $1 key, $2 request id, $3 expiry and $4 now (Unix ns).
