@@ -104,32 +104,32 @@ const EndpointReenroll = "custody.canary.reenroll"
 // leaf a run of a suite on a route, beside the leaves of its cases.
 const EndpointEval = "custody.eval"
 
-// Origin is who sent a transaction's request: a client of the gateway,
+// Sender is who sent a transaction's request: a client of the gateway,
 // or custody itself (a canary probe, an evaluation suite).
-type Origin string
+type Sender string
 
-// The origins. A transaction's From is one of them.
+// The senders. A transaction's From is one of them.
 const (
-	OriginClient Origin = "client" // a client of the gateway
-	OriginCanary Origin = "canary" // a canary probe
-	OriginEval   Origin = "eval"   // an evaluation suite: a case, or the record of a run
+	SenderClient Sender = "client" // a client of the gateway
+	SenderCanary Sender = "canary" // a canary probe
+	SenderEval   Sender = "eval"   // an evaluation suite: a case, or the record of a run
 )
 
 // Synthetic reports whether o is custody's own traffic, recorded with
 // Canary set.
-func (o Origin) Synthetic() bool { return o == OriginCanary || o == OriginEval }
+func (o Sender) Synthetic() bool { return o == SenderCanary || o == SenderEval }
 
-// From is who sent t's request: its Origin when recorded, else canary for
+// From is who sent t's request: its Sender when recorded, else canary for
 // synthetic traffic (leaves before version 3 did not tell a canary probe
 // from an eval case; both were recorded as canary traffic), else client.
-func (t *Transaction) From() Origin {
+func (t *Transaction) From() Sender {
 	switch {
-	case t.Origin.Synthetic():
-		return t.Origin
+	case t.Sender.Synthetic():
+		return t.Sender
 	case t.Canary:
-		return OriginCanary
+		return SenderCanary
 	}
-	return OriginClient
+	return SenderClient
 }
 
 // Transaction is everything custody knows about one request and its
@@ -142,13 +142,13 @@ type Transaction struct {
 	Endpoint string    `json:"endpoint"` // chat.completions | completions | embeddings | messages | responses
 	Stream   bool      `json:"stream,omitempty"`
 	// Canary marks synthetic traffic: a canary probe's or an evaluation
-	// suite's (Origin says which). Every leaf version records it.
+	// suite's (Sender says which). Every leaf version records it.
 	Canary bool `json:"canary,omitempty"`
-	// Origin is who sent synthetic traffic, OriginCanary or OriginEval;
+	// Sender is who sent synthetic traffic, SenderCanary or SenderEval;
 	// empty for a client's request, and for the synthetic traffic of a
 	// leaf written before version 3, which did not record it (From reads
 	// both).
-	Origin Origin `json:"origin,omitempty"`
+	Sender Sender `json:"sender,omitempty"`
 
 	RequestedModel string   `json:"requested_model"`
 	Provider       string   `json:"provider,omitempty"` // config name of the provider that served

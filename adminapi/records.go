@@ -13,11 +13,11 @@ func (a *API) records(c *call) error {
 	q := c.r.URL.Query()
 	query := index.Query{RequestID: q.Get("request_id"), Tenant: q.Get("tenant"), Model: q.Get("model"),
 		Provider: q.Get("provider"), Verdict: custody.Verdict(q.Get("verdict")), Code: custody.Code(q.Get("code")),
-		Origin: custody.Origin(q.Get("origin")), Before: q.Get("before")}
-	switch query.Origin {
-	case "", custody.OriginClient, custody.OriginCanary, custody.OriginEval:
+		Sender: custody.Sender(q.Get("sender")), Before: q.Get("before")}
+	switch query.Sender {
+	case "", custody.SenderClient, custody.SenderCanary, custody.SenderEval:
 	default:
-		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "origin", Message: "origin must be client, canary or eval"}
+		return &custody.Error{Code: custody.CodeInvalidRequest, Param: "sender", Message: "sender must be client, canary or eval"}
 	}
 	var err error
 	if query.Since, err = timeParam(q.Get("since"), "since"); err != nil {

@@ -14,20 +14,20 @@ import (
 
 // canaryProbe marks an exchange as in-process traffic (canary probes,
 // eval cases): its synthetic tenant, the one route it runs on, and who
-// sends it (custody.OriginCanary or custody.OriginEval), as the
+// sends it (custody.SenderCanary or custody.SenderEval), as the
 // transaction records it.
 type canaryProbe struct {
 	tenant *config.Tenant
 	route  int
-	origin custody.Origin
+	sender custody.Sender
 }
 
-// originOf is the Origin of the transaction p marks: none for a client's.
-func (p *canaryProbe) originOf() custody.Origin {
+// senderOf is the Sender of the transaction p marks: none for a client's.
+func (p *canaryProbe) senderOf() custody.Sender {
 	if p == nil {
 		return ""
 	}
-	return p.origin
+	return p.sender
 }
 
 // canaryPolicy governs canary traffic: one route, no fallback, strict
@@ -75,7 +75,7 @@ func canaryTenantID(id string) string {
 
 // Canary sends a probe through custody's checks on this route only.
 func (c routeClient) Canary(ctx context.Context, body []byte, tenant string) (routeclient.Answer, error) {
-	return c.chat(ctx, body, canaryTenant(tenant), custody.OriginCanary)
+	return c.chat(ctx, body, canaryTenant(tenant), custody.SenderCanary)
 }
 
 // Direct sends a probe straight to the route's upstream, bypassing

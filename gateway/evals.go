@@ -65,7 +65,7 @@ func (g *Gateway) quarantineError(p *config.Policy, model string, rt route) erro
 
 // Eval sends an eval case through custody's checks on this route only.
 func (c routeClient) Eval(ctx context.Context, body []byte) (routeclient.Answer, error) {
-	return c.chat(ctx, body, evalTenant, custody.OriginEval)
+	return c.chat(ctx, body, evalTenant, custody.SenderEval)
 }
 
 // RecordEval appends the leaf of an eval run (eval.Report.Transaction:
@@ -76,7 +76,7 @@ func (c routeClient) Eval(ctx context.Context, body []byte) (routeclient.Answer,
 func (g *Gateway) RecordEval(ctx context.Context, tx *custody.Transaction) (string, error) {
 	now := g.now()
 	tx.ID, tx.Time, tx.Endpoint, tx.Tenant = custody.NewID(now), now.UTC(), EndpointEval, config.EvalPrincipal
-	tx.Canary, tx.Origin = true, custody.OriginEval
+	tx.Canary, tx.Sender = true, custody.SenderEval
 	if m := g.models[tx.RequestedModel]; m != nil && tx.Route >= 0 && tx.Route < len(m.routes) {
 		tx.UpstreamModel, tx.Region = m.routes[tx.Route].cfg.Model, m.routes[tx.Route].prov.Region
 	}

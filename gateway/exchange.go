@@ -107,7 +107,7 @@ func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, p
 	}
 	x := &exchange{g: g, front: front, w: w, r: r, probe: probe, tx: &custody.Transaction{
 		ID: custody.NewID(start), Time: start.UTC(), Endpoint: front.Endpoint(), Route: -1,
-		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil, Origin: probe.originOf(),
+		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil, Sender: probe.senderOf(),
 		// Room for every check's outcome at once: appending them one by
 		// one reallocated the slice four times a request.
 		Outcomes: make([]custody.Outcome, 0, outcomesPerTransaction),

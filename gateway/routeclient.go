@@ -46,19 +46,19 @@ func (c routeClient) Capacity() int             { return c.m.capacity }
 func (c routeClient) Counter() tokenize.Counter { return c.m.counter }
 
 // chat serves body (a chat completion request) as tenant on c's route,
-// recorded as synthetic traffic from origin, which also names the caller
+// recorded as synthetic traffic from sender, which also names the caller
 // in the request's RemoteAddr (the logs). A
 // context that ended before any answer is an error; a custody rejection
 // is an answer with its code.
-func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenant, origin custody.Origin) (routeclient.Answer, error) {
+func (c routeClient) chat(ctx context.Context, body []byte, tenant *config.Tenant, sender custody.Sender) (routeclient.Answer, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return routeclient.Answer{}, err
 	}
-	r.RemoteAddr = string(origin)
+	r.RemoteAddr = string(sender)
 	w := &memoryWriter{header: http.Header{}}
 	start := time.Now()
-	tx := c.g.serve(openaiChat, w, r, &canaryProbe{tenant: tenant, route: c.rt.index, origin: origin})
+	tx := c.g.serve(openaiChat, w, r, &canaryProbe{tenant: tenant, route: c.rt.index, sender: sender})
 	if err := ctx.Err(); err != nil && w.status == 0 {
 		return routeclient.Answer{}, err
 	}

@@ -45,6 +45,6 @@ type BreakdownRow struct {
 	Key     string          `json:"key"`
 	Verdict custody.Verdict `json:"verdict"`
 	Canary  bool            `json:"canary"` // synthetic traffic: a canary probe's or an eval's
-	Eval    bool            `json:"eval"`   // an eval's (Canary too): origin eval
+	Eval    bool            `json:"eval"`   // an eval's (Canary too): sender eval
 	Count   int64           `json:"count"`
 }

@@ -33,7 +33,7 @@ func appendTransaction(dst []byte, t *custody.Transaction) (_ []byte, ok bool) {
 	if t.Canary {
 		dst = append(dst, `,"canary":true`...)
 	}
-	dst = strOmit(dst, `,"origin":`, string(t.Origin))
+	dst = strOmit(dst, `,"sender":`, string(t.Sender))
 	dst = jsonw.StringField(dst, `,"requested_model":`, t.RequestedModel)
 	dst = strOmit(dst, `,"provider":`, t.Provider)
 	dst = strOmit(dst, `,"region":`, t.Region)

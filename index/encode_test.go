@@ -18,7 +18,7 @@ func FuzzEncodeTransaction(f *testing.F) {
 	f.Add("x", "y", int64(-62_135_596_900_000_000), 75, "m", "", "", 2, false, uint64(1), []byte{})
 	f.Fuzz(func(t *testing.T, id, tenant string, ns int64, zone int, model, s1, s2 string, n int, flag bool, cl uint64, commit []byte) {
 		tx := &custody.Transaction{
-			ID: id, Tenant: tenant, Time: time.Unix(0, ns).In(time.FixedZone("z", zone%(24*3600))), Endpoint: s1, Stream: flag, Canary: n%3 == 0, Origin: custody.Origin(s2),
+			ID: id, Tenant: tenant, Time: time.Unix(0, ns).In(time.FixedZone("z", zone%(24*3600))), Endpoint: s1, Stream: flag, Canary: n%3 == 0, Sender: custody.Sender(s2),
 			RequestedModel: model, Provider: s2, Region: s1, UpstreamModel: s2, ResponseModel: s1,
 			Fingerprint: s2, ResponseID: id, Route: n, PathChange: !flag, Policy: s1, UseCase: s2,
 			Decision: s1, Verdict: custody.Verdict(s2), Code: custody.Code(s1), Status: n * 7,

@@ -21,11 +21,11 @@ type Query struct {
 	Model    string
 	Provider string
 	Verdict  custody.Verdict
-	// Origin matches the records of one sender (Transaction.From): a
+	// Sender matches the records of one sender (Transaction.From): a
 	// client's, a canary probe's, an eval's. A record written before
 	// leaf version 3 reads as canary traffic when it is synthetic,
 	// eval's included. Another value matches nothing.
-	Origin custody.Origin
+	Sender custody.Sender
 	// Code matches a record whose transaction code, or one of whose failed
 	// or flagged outcomes, has this code (see Codes).
 	Code custody.Code

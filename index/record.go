@@ -38,8 +38,8 @@ func Terms(t *custody.Transaction) []string {
 	if t.ResponseModel != "" && t.ResponseModel != t.RequestedModel {
 		ts = append(ts, ModelTerm(t.ResponseModel))
 	}
-	if t.Origin == custody.OriginEval {
-		ts = append(ts, OriginTerm(custody.OriginEval))
+	if t.Sender == custody.SenderEval {
+		ts = append(ts, SenderTerm(custody.SenderEval))
 	}
 	return ts
 }
@@ -47,10 +47,10 @@ func Terms(t *custody.Transaction) []string {
 // CodeTerm is the term of a code (see Terms).
 func CodeTerm(c custody.Code) string { return Column("code:" + string(c)) }
 
-// OriginTerm is the term of an eval's traffic (see Terms): the one origin
+// SenderTerm is the term of an eval's traffic (see Terms): the one sender
 // a record's columns do not tell (a client's is not canary traffic, a
 // canary probe's is canary traffic without this term).
-func OriginTerm(o custody.Origin) string { return Column("origin:" + string(o)) }
+func SenderTerm(o custody.Sender) string { return Column("sender:" + string(o)) }
 
 // ModelTerm is the term of a model name (see Terms).
 func ModelTerm(m string) string { return Column("model:" + m) }

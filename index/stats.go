@@ -45,6 +45,6 @@ type StatsRow struct {
 	Code           custody.Code    `json:"code"`     // the rejecting (or first flagged) code; "" for a clean record
 	Fallback       bool            `json:"fallback"` // served (status 200) by a route after the first tried
 	Canary         bool            `json:"canary"`   // synthetic traffic: a canary probe's or an eval's
-	Eval           bool            `json:"eval"`     // an eval's (Canary too): origin eval
+	Eval           bool            `json:"eval"`     // an eval's (Canary too): sender eval
 	Count          int64           `json:"count"`
 }

@@ -25,7 +25,7 @@ func TestConfigChain(t *testing.T) {
 		return b
 	}
 	evalLeaf := func(cl *uint64) []byte { // version 3
-		b, err := EncodeLeaf(&custody.Transaction{ID: "r", Time: at, Canary: true, Origin: custody.OriginEval, ConfigLeaf: cl, Duration: 12345678901234})
+		b, err := EncodeLeaf(&custody.Transaction{ID: "r", Time: at, Canary: true, Sender: custody.SenderEval, ConfigLeaf: cl, Duration: 12345678901234})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // LeafVersion is the value of the "v" field of the leaves this package
 // writes for a client's transactions that name their config leaf;
 // LeafVersion1 (no config_leaf field) for those that do not; LeafVersion3
-// (an origin field, config_leaf when named) for custody's own traffic, a
+// (an sender field, config_leaf when named) for custody's own traffic, a
 // canary probe's or an evaluation suite's. A reader refuses others.
 const (
 	LeafVersion  = 2
@@ -41,9 +41,9 @@ type leafV1 struct {
 	Endpoint string `json:"endpoint"`
 	Stream   bool   `json:"stream"`
 	Canary   bool   `json:"canary"`
-	// Origin is version 3's addition: canary or eval, the synthetic
+	// Sender is version 3's addition: canary or eval, the synthetic
 	// traffic's sender. Absent in versions 1 and 2.
-	Origin               string      `json:"origin,omitempty"`
+	Sender               string      `json:"sender,omitempty"`
 	RequestedModel       string      `json:"requested_model"`
 	Provider             string      `json:"provider"`
 	Region               string      `json:"region"`
@@ -105,11 +105,11 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadLeaf, err)
 	}
 	switch {
-	case l.V == LeafVersion1 && l.ConfigLeaf == nil && l.Origin == "",
-		l.V == LeafVersion && l.ConfigLeaf != nil && l.Origin == "":
+	case l.V == LeafVersion1 && l.ConfigLeaf == nil && l.Sender == "",
+		l.V == LeafVersion && l.ConfigLeaf != nil && l.Sender == "":
 	case l.V == LeafVersion3:
-		if o := custody.Origin(l.Origin); !o.Synthetic() || !l.Canary {
-			return nil, fmt.Errorf("%w: version 3 origin %q, canary %v (want canary or eval, and canary true)", ErrBadLeaf, l.Origin, l.Canary)
+		if o := custody.Sender(l.Sender); !o.Synthetic() || !l.Canary {
+			return nil, fmt.Errorf("%w: version 3 sender %q, canary %v (want canary or eval, and canary true)", ErrBadLeaf, l.Sender, l.Canary)
 		}
 	default:
 		return nil, fmt.Errorf("%w: version %d", ErrBadLeaf, l.V)
@@ -133,7 +133,7 @@ func DecodeLeaf(b []byte) (*custody.Transaction, error) {
 		Endpoint:             l.Endpoint,
 		Stream:               l.Stream,
 		Canary:               l.Canary,
-		Origin:               custody.Origin(l.Origin),
+		Sender:               custody.Sender(l.Sender),
 		RequestedModel:       l.RequestedModel,
 		Provider:             l.Provider,
 		Region:               l.Region,

@@ -29,8 +29,8 @@ func TestLeafRoundTrip(t *testing.T) {
 	}{
 		{"full", full},
 		{"empty", &custody.Transaction{}},
-		{"eval, version 3", withOrigin(full, custody.OriginEval, nil)},
-		{"canary, version 3 with a config leaf", withOrigin(full, custody.OriginCanary, new(uint64))},
+		{"eval, version 3", withSender(full, custody.SenderEval, nil)},
+		{"canary, version 3 with a config leaf", withSender(full, custody.SenderCanary, new(uint64))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := EncodeLeaf(tc.tx)
@@ -78,12 +78,12 @@ func TestDecodeLeafRefusesNonCanonical(t *testing.T) {
 		{"uppercase hex", bytes.Replace(b, []byte(`"request_commitment":""`), []byte(`"request_commitment":"AB"`), 1)},
 		{"missing field", bytes.Replace(b, []byte(`"canary":false,`), nil, 1)},
 		{"not json", []byte("prompt")},
-		{"version 2 with an origin", v3(`"v":2,`, `"canary":true,"origin":"eval",`, `,"config_leaf":4`)},
-		{"version 3 without an origin", v3(`"v":3,`, `"canary":true,`, ``)},
-		{"version 3 from a client", v3(`"v":3,`, `"canary":true,"origin":"client",`, ``)},
-		{"version 3, an unknown origin", v3(`"v":3,`, `"canary":true,"origin":"cron",`, ``)},
-		{"version 3 not canary", v3(`"v":3,`, `"canary":false,"origin":"eval",`, ``)},
-		{"version 3, origin out of place", v3(`"v":3,`, `"canary":true,`, `,"origin":"eval"`)},
+		{"version 2 with an sender", v3(`"v":2,`, `"canary":true,"sender":"eval",`, `,"config_leaf":4`)},
+		{"version 3 without an sender", v3(`"v":3,`, `"canary":true,`, ``)},
+		{"version 3 from a client", v3(`"v":3,`, `"canary":true,"sender":"client",`, ``)},
+		{"version 3, an unknown sender", v3(`"v":3,`, `"canary":true,"sender":"cron",`, ``)},
+		{"version 3 not canary", v3(`"v":3,`, `"canary":false,"sender":"eval",`, ``)},
+		{"version 3, sender out of place", v3(`"v":3,`, `"canary":true,`, `,"sender":"eval"`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := DecodeLeaf(tc.leaf); !errors.Is(err, ErrBadLeaf) {
@@ -130,13 +130,13 @@ func TestStripReceiptLine(t *testing.T) {
 	}
 }
 
-func withOrigin(tx *custody.Transaction, o custody.Origin, configLeaf *uint64) *custody.Transaction {
+func withSender(tx *custody.Transaction, o custody.Sender, configLeaf *uint64) *custody.Transaction {
 	c := *tx
-	c.Origin, c.ConfigLeaf = o, configLeaf
+	c.Sender, c.ConfigLeaf = o, configLeaf
 	return &c
 }
 
-// v3 is a leaf of r1 with the given version, canary/origin members and
+// v3 is a leaf of r1 with the given version, canary/sender members and
 // members before duration_ns.
 func v3(version, canary, tail string) []byte {
 	return []byte(`{` + version + `"id":"r1","tenant":"","time":"0001-01-01T00:00:00Z","endpoint":"","stream":false,` + canary +
@@ -148,19 +148,19 @@ func v3(version, canary, tail string) []byte {
 
 // TestLeafVersions: the leaves of every version decode, read as they were
 // written, and re-encode to the same bytes. The version 1 and 2 leaves
-// were written before the origin existed: an eval case's then, recorded
+// were written before the sender existed: an eval case's then, recorded
 // as canary traffic, reads as canary traffic still; a version 3 leaf
 // names its origin.
 func TestLeafVersions(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
 		version int
-		from    custody.Origin
+		from    custody.Sender
 		canary  bool
 	}{
-		{"leaf.json", LeafVersion1, custody.OriginClient, false},
-		{"leaf-v2-canary.json", LeafVersion, custody.OriginCanary, true},
-		{"leaf-v3-eval.json", LeafVersion3, custody.OriginEval, true},
+		{"leaf.json", LeafVersion1, custody.SenderClient, false},
+		{"leaf-v2-canary.json", LeafVersion, custody.SenderCanary, true},
+		{"leaf-v3-eval.json", LeafVersion3, custody.SenderEval, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			b, err := os.ReadFile("testdata/" + tc.file)

@@ -11,14 +11,14 @@ import (
 
 // appendLeaf appends the canonical leaf of tx to dst: leafV1's fields in
 // its declaration order, as encoding/json writes them (the same escaping
-// of strings, every field present, origin only in version 3, config_leaf
+// of strings, every field present, sender only in version 3, config_leaf
 // only when set). It is on
 // every request's path; json.Marshal of leafV1 cost a fifth of the
 // ledger's share of a request in allocations and reflection.
 func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 	v := LeafVersion1
 	switch {
-	case tx.Origin.Synthetic():
+	case tx.Sender.Synthetic():
 		v = LeafVersion3
 	case tx.ConfigLeaf != nil:
 		v = LeafVersion
@@ -33,7 +33,7 @@ func appendLeaf(dst []byte, tx *custody.Transaction) []byte {
 	dst = jsonw.BoolField(dst, `,"stream":`, tx.Stream)
 	dst = jsonw.BoolField(dst, `,"canary":`, tx.Canary)
 	if v == LeafVersion3 {
-		dst = jsonw.StringField(dst, `,"origin":`, string(tx.Origin))
+		dst = jsonw.StringField(dst, `,"sender":`, string(tx.Sender))
 	}
 	dst = jsonw.StringField(dst, `,"requested_model":`, tx.RequestedModel)
 	dst = jsonw.StringField(dst, `,"provider":`, tx.Provider)

@@ -13,16 +13,16 @@ import (
 // leafOf is tx as the leaf's fields: json.Marshal of it is the reference
 // encoding appendLeaf must reproduce byte for byte.
 func leafOf(tx *custody.Transaction) *leafV1 {
-	v, origin := LeafVersion1, ""
+	v, sender := LeafVersion1, ""
 	switch {
-	case tx.Origin.Synthetic():
-		v, origin = LeafVersion3, string(tx.Origin)
+	case tx.Sender.Synthetic():
+		v, sender = LeafVersion3, string(tx.Sender)
 	case tx.ConfigLeaf != nil:
 		v = LeafVersion
 	}
 	l := leafV1{
 		V:                    v,
-		Origin:               origin,
+		Sender:               sender,
 		ConfigLeaf:           tx.ConfigLeaf,
 		ID:                   tx.ID,
 		Tenant:               tx.Tenant,
@@ -86,7 +86,7 @@ func FuzzEncodeLeaf(f *testing.F) {
 			tx.ConfigLeaf = &cl
 			tx.ResponseCommitment = commit
 		}
-		tx.Origin = []custody.Origin{"", custody.OriginClient, custody.OriginCanary, custody.OriginEval}[cl%4]
+		tx.Sender = []custody.Sender{"", custody.SenderClient, custody.SenderCanary, custody.SenderEval}[cl%4]
 		want, err := json.Marshal(leafOf(tx))
 		if err != nil {
 			t.Skip(err) // a time json cannot write

@@ -253,7 +253,7 @@ func writeVectors(t *testing.T) {
 			tx.ConfigLeaf = &cl // a version 2 leaf, naming its rules
 		}
 		if i == 6 { // a version 3 leaf: an eval case, custody's own traffic
-			tx.Tenant, tx.Canary, tx.Origin = "0e5d2c7b9a8f6e4d3c2b1a0f9e8d7c6b", true, custody.OriginEval
+			tx.Tenant, tx.Canary, tx.Sender = "0e5d2c7b9a8f6e4d3c2b1a0f9e8d7c6b", true, custody.SenderEval
 		}
 		leaf, err := EncodeLeaf(tx)
 		if i == 1 { // the rules: a config leaf
@@ -333,7 +333,7 @@ func writeVectors(t *testing.T) {
 	add("valid-bundle", "the offline bundle of that receipt (C2SP tlog-proof inside), 2-of-3 witnesses", bundle(good), request, response, 2, "valid", all...)
 	add("valid-bundle-stream", "a streamed response's bundle: the commitment covers the bytes before the ': custody-receipt' line", bundle(receipt(4, cosigned)), request, streamed, 2, "valid", all...)
 	add("valid-bundle-leaf-v2", "the last leaf, version 2 (it names config leaf 1)", bundle(receipt(5, cosigned)), request, response, 2, "valid", all...)
-	add("valid-bundle-leaf-v3-eval", "the last leaf, version 3: an eval case's (origin eval), naming config leaf 1", bundle(receipt(6, cosigned)), request, response, 2, "valid", all...)
+	add("valid-bundle-leaf-v3-eval", "the last leaf, version 3: an eval case's (sender eval), naming config leaf 1", bundle(receipt(6, cosigned)), request, response, 2, "valid", all...)
 	withRules := func(r *Receipt) *Receipt { r.Rules, r.RulesProof = leaves[1], path(1, leaves); return r }
 	add("valid-bundle-rules", "leaf 5 with the config leaf it names (the policy in force) and its proof", bundle(withRules(receipt(5, cosigned))), request, response, 2, "valid", all...)
 	out["valid-bundle-rules"].Policy = json.RawMessage(`{"fallback":"deny","require_pinned":true}`)

@@ -31,7 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 		{"UpsertWithinBatch", testUpsertWithinBatch},
 		{"PutAllOrNothing", testPutAllOrNothing},
 		{"SearchFilters", testSearchFilters},
-		{"SearchByOrigin", testSearchByOrigin},
+		{"SearchBySender", testSearchBySender},
 		{"Paging", testPaging},
 		{"LimitClamp", testLimitClamp},
 		{"Events", testEvents},

@@ -68,7 +68,7 @@ export interface Transaction {
   /** Version 2 (and 3, when named): the log index of the config leaf (the rules) in force. */
   config_leaf?: number;
   /** Version 3: custody's own traffic, "canary" (a canary probe) or "eval" (an evaluation suite); absent for a client's. */
-  origin?: "canary" | "eval";
+  sender?: "canary" | "eval";
   request_commitment: string;
   response_commitment: string;
   [field: string]: unknown;

@@ -382,7 +382,7 @@ export async function verifyReceipt(receipt, opts) {
     throw invalid("leaf: not JSON");
   }
   // Version 2 adds config_leaf (the index of the rules in force); version 1 has none. Version 3
-  // (custody's own traffic) adds origin, "canary" or "eval", with canary true, config_leaf when named.
+  // (custody's own traffic) adds sender, "canary" or "eval", with canary true, config_leaf when named.
   if (!knownLeafVersion(tx)) throw invalid("leaf: unknown version");
   if (tx.id !== r.requestId) throw invalid(`leaf is for request ${JSON.stringify(tx.id)}, receipt for ${JSON.stringify(r.requestId)}`);
   const request = toBytes(opts.request);
@@ -424,11 +424,11 @@ function knownLeafVersion(tx) {
   if (tx === null || typeof tx !== "object") return false;
   switch (tx.v) {
     case 1:
-      return tx.config_leaf === undefined && tx.origin === undefined;
+      return tx.config_leaf === undefined && tx.sender === undefined;
     case 2:
-      return Number.isInteger(tx.config_leaf) && tx.origin === undefined;
+      return Number.isInteger(tx.config_leaf) && tx.sender === undefined;
     case 3:
-      return (tx.origin === "canary" || tx.origin === "eval") && tx.canary === true &&
+      return (tx.sender === "canary" || tx.sender === "eval") && tx.canary === true &&
         (tx.config_leaf === undefined || Number.isInteger(tx.config_leaf));
   }
   return false;

@@ -55,19 +55,19 @@ func SearchSQL(d Dialect, q *index.Query, cursor *Cursor) (string, []any) {
 			t = "m"
 		}
 	}
-	// An eval's record has an origin term; a canary probe's is canary
+	// An eval's record has an sender term; a canary probe's is canary
 	// traffic without one (sqlq's Dialect.Canary reads records' columns).
-	originTerm := func() string {
-		return "SELECT 1 FROM record_terms o WHERE o.request_id = r.request_id AND o.time_ns = r.time_ns AND o.term = " + b.arg(index.OriginTerm(custody.OriginEval))
+	senderTerm := func() string {
+		return "SELECT 1 FROM record_terms o WHERE o.request_id = r.request_id AND o.time_ns = r.time_ns AND o.term = " + b.arg(index.SenderTerm(custody.SenderEval))
 	}
-	switch q.Origin {
+	switch q.Sender {
 	case "":
-	case custody.OriginClient:
+	case custody.SenderClient:
 		b.where = append(b.where, "NOT "+d.Canary)
-	case custody.OriginCanary:
-		b.where = append(b.where, d.Canary, "NOT EXISTS ("+originTerm()+")")
-	case custody.OriginEval:
-		b.where = append(b.where, "EXISTS ("+originTerm()+")")
+	case custody.SenderCanary:
+		b.where = append(b.where, d.Canary, "NOT EXISTS ("+senderTerm()+")")
+	case custody.SenderEval:
+		b.where = append(b.where, "EXISTS ("+senderTerm()+")")
 	default:
 		b.where = append(b.where, "1 = 0")
 	}
@@ -151,11 +151,11 @@ ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`
 }
 
 // isEval is true for an eval's record of table (records, or its alias):
-// synthetic traffic with the origin term (index.Terms). The term is looked
+// synthetic traffic with the sender term (index.Terms). The term is looked
 // up for synthetic records only.
 func isEval(d Dialect, table string) string {
 	return "(" + d.Canary + " AND EXISTS (SELECT 1 FROM record_terms o WHERE o.request_id = " + table + ".request_id AND o.time_ns = " +
-		table + ".time_ns AND o.term = '" + index.OriginTerm(custody.OriginEval) + "'))"
+		table + ".time_ns AND o.term = '" + index.SenderTerm(custody.SenderEval) + "'))"
 }
 
 // BreakdownSQL groups the records of [$1, $2) by the key of by, verdict,
