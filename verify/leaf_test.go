@@ -150,7 +150,7 @@ func v3(version, canary, tail string) []byte {
 // written, and re-encode to the same bytes. The version 1 and 2 leaves
 // were written before the sender existed: an eval case's then, recorded
 // as canary traffic, reads as canary traffic still; a version 3 leaf
-// names its origin.
+// names its sender.
 func TestLeafVersions(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
