@@ -1,14 +1,10 @@
 package anthropic
 
-import (
-	"encoding/json"
-
-	"github.com/custody-gateway/custody"
-)
+import "github.com/custody-gateway/custody"
 
 // Applied names the members of r that its translation to chat carries
 // as something else, or proves no-ops, for the transaction's record
-// (custody.CheckTranslation): "no-op:a,b carried:c ignored:d", names
+// (custody.CheckTranslation): "no-op:a,b carried:c", names
 // only, "" when there are none. ToChat must have accepted r.
 func (r *Request) Applied() string {
 	var n custody.Translated
@@ -28,11 +24,8 @@ func (r *Request) Applied() string {
 	}
 	if len(r.Thinking) > 0 {
 		n.Carry("thinking")
-		var t struct {
-			Display string `json:"display"`
-		}
-		if json.Unmarshal(r.Thinking, &t) == nil && t.Display == "omitted" {
-			n.Ignore("thinking.display")
+		if ctl.omitThinking {
+			n.Carry("thinking.display")
 		}
 	}
 	if ctl.effort != "" {

@@ -23,6 +23,9 @@ type controls struct {
 	// clearBefore: the thinking of assistant turns before this message
 	// index is cleared (context_management clear_thinking); 0: none.
 	clearBefore int
+	// omitThinking: thinking.display is omitted, so the answer's
+	// thinking blocks come back without their text (OmitsThinking).
+	omitThinking bool
 }
 
 // clearThinking reports whether the thinking of message i is cleared.
@@ -54,6 +57,7 @@ func (r *Request) translateControls() (controls, error) {
 			return c, bad("thinking.type", "thinking.type must be enabled, adaptive or disabled")
 		}
 		c.enableThinking = &on
+		c.omitThinking = t.Display == "omitted"
 	}
 	if len(r.OutputConfig) > 0 {
 		var oc map[string]json.RawMessage

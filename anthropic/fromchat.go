@@ -46,7 +46,44 @@ func FromChat(body []byte) ([]byte, error) {
 }
 
 // FromChatResponse is FromChat of the chat completion the checks decoded.
-func FromChatResponse(c *openai.Response) ([]byte, error) {
+func FromChatResponse(c *openai.Response) ([]byte, error) { return fromChat(c, false) }
+
+// FromChat is the package's FromChat as r asked for the answer: with
+// thinking.display omitted, the thinking block comes back with an empty
+// thinking (and, as always, an empty signature), as Anthropic answers
+// it. The reasoning is still the engine's, read and scanned by custody's
+// chat checks; only the client is not sent it.
+func (r *Request) FromChat(body []byte) ([]byte, error) {
+	c, err := openai.ParseResponse(body)
+	if err != nil {
+		return nil, notTranslatable("not a chat completion")
+	}
+	return r.FromChatResponse(c)
+}
+
+// FromChatResponse is r.FromChat of the chat completion the checks
+// decoded.
+func (r *Request) FromChatResponse(c *openai.Response) ([]byte, error) {
+	return fromChat(c, r.OmitsThinking())
+}
+
+// NewStreamTranslator is a StreamTranslator as r asked for the answer:
+// with thinking.display omitted, a thinking block opens and closes
+// without thinking_delta events.
+func (r *Request) NewStreamTranslator() *StreamTranslator {
+	return &StreamTranslator{omitThinking: r.OmitsThinking()}
+}
+
+// OmitsThinking reports whether r asks for thinking blocks without their
+// text (thinking.display: omitted).
+func (r *Request) OmitsThinking() bool {
+	ctl, _ := r.translateControls()
+	return ctl.omitThinking
+}
+
+// fromChat is FromChatResponse; omit leaves the thinking block's text
+// out.
+func fromChat(c *openai.Response, omit bool) ([]byte, error) {
 	ch, why := openai.OneAnswer(c)
 	if why != "" {
 		return nil, notTranslatable("%s", why)
@@ -58,6 +95,9 @@ func FromChatResponse(c *openai.Response) ([]byte, error) {
 	m := MessageBody{ID: MessageID(c.ID), Type: "message", Role: "assistant", Model: c.Model,
 		Content: []OutBlock{}, StopReason: &stop, Usage: usageOf(c.Usage)}
 	if r := reasoningOf(&ch.Message); r != "" {
+		if omit {
+			r = ""
+		}
 		m.Content = append(m.Content, thinkingBlock(r))
 	}
 	if t := ch.Message.Content; t != "" {

@@ -29,6 +29,9 @@ type StreamTranslator struct {
 	usage   Usage
 	out     []byte
 	chunk   openai.Response // the last chunk: the next shares its repeated strings
+	// omitThinking: thinking blocks go out without their text
+	// (thinking.display omitted; Request.NewStreamTranslator).
+	omitThinking bool
 }
 
 // Chunk translates one chat chunk (its JSON); the bytes it returns are
@@ -65,7 +68,9 @@ func (t *StreamTranslator) Translate(c *openai.Response) ([]byte, error) {
 			if !t.open || t.kind != "thinking" {
 				t.startBlock("thinking", thinkingBlock(""))
 			}
-			t.delta("thinking_delta", `"thinking":`, r)
+			if !t.omitThinking {
+				t.delta("thinking_delta", `"thinking":`, r)
+			}
 		}
 		if d.Content != "" {
 			if !t.open || t.kind != "text" {

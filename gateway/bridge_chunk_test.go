@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/responses"
 )
 
@@ -24,8 +25,12 @@ func TestStreamBridgesReadTheCheckedChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mreq, err := anthropic.ParseRequest([]byte(`{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, newBridge := range map[string]func() StreamBridge{
-		"messages":  (&messagesBridge{}).NewStream,
+		"messages":  (&messagesBridge{req: mreq}).NewStream,
 		"responses": (&responsesBridge{req: req}).NewStream,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -168,21 +168,29 @@ func (s *messagesStream) End(sawUsage bool) error {
 	return nil
 }
 
-// messagesBridge translates one Messages exchange to chat and back.
-type messagesBridge struct{}
-
-func (*messagesBridge) Request(req Request) ([]byte, error) {
-	return req.(*messagesRequest).toChat()
+// messagesBridge translates one Messages exchange to chat and back; it
+// keeps the parsed request, which says how the answer is written
+// (thinking.display).
+type messagesBridge struct {
+	req *anthropic.Request
 }
 
-func (*messagesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
+func (b *messagesBridge) Request(req Request) ([]byte, error) {
+	q := req.(*messagesRequest)
+	b.req = q.r
+	return q.toChat()
+}
+
+func (b *messagesBridge) Response(wire []byte, rd *Reading) ([]byte, error) {
 	if rd == nil || rd.Chat == nil {
-		return anthropic.FromChat(wire)
+		return b.req.FromChat(wire)
 	}
-	return anthropic.FromChatResponse(rd.Chat)
+	return b.req.FromChatResponse(rd.Chat)
 }
 
-func (*messagesBridge) NewStream() StreamBridge { return &messagesStreamBridge{} }
+func (b *messagesBridge) NewStream() StreamBridge {
+	return &messagesStreamBridge{t: b.req.NewStreamTranslator()}
+}
 
 // Applied names the members the translation carried as something else or
 // proved no-ops.
@@ -213,11 +221,11 @@ func noteTranslation(tx *custody.Transaction, b Bridge, req Request) {
 }
 
 type messagesStreamBridge struct {
-	t anthropic.StreamTranslator
+	t *anthropic.StreamTranslator
 }
 
 func (b *messagesStreamBridge) Event(data []byte, ev *Event) ([]byte, error) {
-	return translateChunk(&b.t, data, ev)
+	return translateChunk(b.t, data, ev)
 }
 
 func (b *messagesStreamBridge) End() []byte {
