@@ -81,8 +81,8 @@ var responseMembers = func() *members {
 	logprobs := memberSet("content", "refusal", "tokens").with("content", token).with("refusal", token)
 	choice := memberSet("index", "finish_reason", "message", "delta", "text", "logprobs").
 		with("message", content).with("delta", content).with("logprobs", logprobs)
-	usage := memberSet("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details").
-		with("prompt_tokens_details", memberSet("cached_tokens"))
+	usage := memberSet("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details").
+		with("prompt_tokens_details", memberSet("cached_tokens")).with("completion_tokens_details", memberSet("reasoning_tokens"))
 	return memberSet("id", "object", "created", "model", "system_fingerprint", "choices", "usage", "error", "data").
 		with("choices", choice).with("usage", usage).
 		with("error", memberSet("message", "type", "code")).

@@ -104,6 +104,12 @@ type Usage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	// CompletionTokensDetails is nil when the upstream does not report
+	// it (llama.cpp); its ReasoningTokens are the reasoning's share of
+	// CompletionTokens (vLLM, DeepSeek, OpenRouter).
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // Cached is usage.prompt_tokens_details.cached_tokens (0 when absent).

@@ -82,8 +82,9 @@ var (
 	contentFields  = fieldNames("role", "content", "tool_calls", "reasoning_content", "reasoning", "refusal", "function_call", "audio")
 	toolCallFields = fieldNames("index", "id", "function")
 	functionFields = fieldNames("name", "arguments")
-	usageFields    = fieldNames("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details")
+	usageFields    = fieldNames("prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details")
 	detailsFields  = fieldNames("cached_tokens")
+	outDetails     = fieldNames("reasoning_tokens")
 	dataFields     = fieldNames("index")
 )
 
@@ -362,6 +363,13 @@ func (s *respScan) usage(vs, ve int, dst **Usage) {
 					CachedTokens int `json:"cached_tokens"`
 				}{}
 				s.nested(vs, detailsFields, func(_, vs, ve int) { s.int(vs, ve, &u.PromptTokensDetails.CachedTokens) })
+			}
+		case 4:
+			if s.object(vs, ve) {
+				u.CompletionTokensDetails = &struct {
+					ReasoningTokens int `json:"reasoning_tokens"`
+				}{}
+				s.nested(vs, outDetails, func(_, vs, ve int) { s.int(vs, ve, &u.CompletionTokensDetails.ReasoningTokens) })
 			}
 		}
 	})

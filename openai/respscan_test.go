@@ -18,6 +18,8 @@ func TestScanResponse(t *testing.T) {
 		{"chat", `{"id":"c1","object":"chat.completion","created":1700000000,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hi","tool_calls":[]},"logprobs":null}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":1}}}`, true},
 		{"chunk", `{"id":"c1","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`, true},
 		{"usage chunk", `{"id":"c1","choices":[],"usage":{"prompt_tokens":3}}`, true},
+		{"reasoning tokens", `{"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":6,"audio_tokens":0}}}`, true},
+		{"reasoning tokens case variant", `{"usage":{"completion_tokens_details":{"Reasoning_tokens":6}}}`, false},
 		{"tool calls", `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},null]}}]}`, true},
 		{"tool call pieces", `{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":":1}"}}]}},{"delta":{"tool_calls":[]}},{"delta":{"tool_calls":null}}]}`, true},
 		{"tool call not an object", `{"choices":[{"delta":{"tool_calls":[5]}}]}`, false},

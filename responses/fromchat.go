@@ -8,7 +8,10 @@ import (
 )
 
 // usageOf is the chat completion's usage as Responses counts it (nil
-// without one).
+// without one). reasoning_tokens is the upstream's own count
+// (completion_tokens_details.reasoning_tokens); an upstream that reports
+// none (llama.cpp) gets 0 there, as its chat usage says nothing more:
+// custody counts no reasoning tokens of its own.
 func usageOf(cu *openai.Usage) *Usage {
 	if cu == nil {
 		return nil
@@ -17,6 +20,9 @@ func usageOf(cu *openai.Usage) *Usage {
 		TotalTokens: cu.PromptTokens + cu.CompletionTokens}
 	if d := cu.PromptTokensDetails; d != nil {
 		u.InputTokensDetails.CachedTokens = d.CachedTokens
+	}
+	if d := cu.CompletionTokensDetails; d != nil {
+		u.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}
 	return u
 }
