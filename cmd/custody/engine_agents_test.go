@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// engineClaudeContext is the served context of TestEngineClaudeCode's
+// llama-server.
+const engineClaudeContext = 32768
+
+// TestEngineClaudeCode: Claude Code, unchanged (`claude -p`, its
+// ANTHROPIC_BASE_URL pointed at custody), in front of a real llama-server
+// (the tiny random-weight Qwen3, engine: llamacpp) instead of the
+// simulator. The model's answers are gibberish, so the run's result is
+// not asserted; what is: every request Claude Code sends is accepted (no
+// 400: its mid-conversation system message, thinking, output_config,
+// context_management, tools... all translated for a real engine), each
+// transaction custody served is verified with custody's prompt count
+// equal to llama.cpp's, and any other outcome is one named (a flagged
+// check, or llama.cpp's own failure passed on), reported in the log.
+func TestEngineClaudeCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts llama-server and runs Claude Code")
+	}
+	l := startLlama(t, "qwen3", engineClaudeContext)
+	modules := agentSDKs(t)
+	dir := t.TempDir()
+	// On two CPU cores the tiny model reads about 500 prompt tokens a
+	// second and writes a few a second deep into a long context: the
+	// upstream timeout is raised from the engine tests' 120s.
+	cfg := strings.ReplaceAll(engineConfig(t, engineClaudeContext, l), "timeout: 120s", "timeout: 600s")
+	s := startServe(t, dir, "--config", writeConfig(t, dir, cfg))
+	target, _ := url.Parse(s.URL)
+	var mu sync.Mutex
+	var sent []recorded
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rw := &statusWriter{ResponseWriter: w}
+		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1}).ServeHTTP(rw, r)
+		mu.Lock()
+		sent = append(sent, recorded{path: r.URL.Path, body: body, status: rw.status})
+		mu.Unlock()
+	}))
+	defer proxy.Close()
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Only the Read tool and a short system prompt, and answers of at
+	// most 48 tokens: its default 24 tools and system prompt are some
+	// 20k tokens, a minute of the engine's CPU time per turn, and a
+	// random-weight model never stops before max_tokens (32000). What it
+	// sends is otherwise what it always sends.
+	cmd := exec.Command(filepath.Join(modules, ".bin", "claude"), "-p", "--model", l.model,
+		"--output-format", "stream-json", "--verbose", "--max-turns", "3",
+		"--tools", "Read", "--system-prompt", "You are a terse assistant.",
+		"Use the Read tool to read notes.txt and tell me the secret word.")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+proxy.URL, "ANTHROPIC_API_KEY=sk-acme",
+		"ANTHROPIC_SMALL_FAST_MODEL="+l.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL="+l.model,
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0",
+		"CLAUDE_CODE_MAX_OUTPUT_TOKENS=48")
+	out, err := cmd.CombinedOutput()
+	t.Logf("claude -p exited %v; its last lines:\n%s", err, tail(string(out), 1500))
+
+	mu.Lock()
+	defer mu.Unlock()
+	messages := 0
+	for _, r := range sent {
+		if r.path == "/v1/messages" {
+			messages++
+		}
+		if r.status == http.StatusBadRequest {
+			t.Errorf("%s refused 400 (%d bytes)", r.path, len(r.body))
+		}
+	}
+	if messages == 0 {
+		t.Fatalf("Claude Code sent no /v1/messages request (%d requests)\n%s", len(sent), tail(string(out), 3000))
+	}
+	// Every transaction, once logged (a stream's line follows its
+	// trailers).
+	var txs []engineTx
+	waitFor(t, 30*time.Second, func() bool {
+		txs = engineTransactions(t, s)
+		return len(txs) >= messages
+	}, "a transaction logged for each request")
+	outcomes, served := map[string]int{}, 0
+	for _, tx := range txs {
+		if tx.Verdict != "rejected" {
+			served++
+		}
+		switch {
+		case tx.Verdict == "verified":
+			if tx.Local != tx.Reported || tx.Reported == 0 {
+				t.Errorf("transaction %s (%s): custody counted %d prompt tokens, llama.cpp %d", tx.ID, tx.Endpoint, tx.Local, tx.Reported)
+			}
+		case tx.Code == "":
+			t.Errorf("transaction %s (%s): %s %d with no outcome named", tx.ID, tx.Endpoint, tx.Verdict, tx.Status)
+		case tx.Verdict == "rejected" && tx.Status == http.StatusBadRequest:
+			t.Errorf("transaction %s (%s): refused %s (param %q)", tx.ID, tx.Endpoint, tx.Code, tx.Param)
+		}
+		outcomes[tx.Endpoint+" "+tx.Verdict+" "+tx.Code]++
+	}
+	t.Logf("%d requests from Claude Code (%d to /v1/messages); outcomes: %v", len(sent), messages, outcomes)
+	if served == 0 {
+		t.Errorf("custody served none of Claude Code's requests: %v", outcomes)
+	}
+}
+
+// engineTx is a transaction log line, with custody's and the engine's
+// prompt counts.
+type engineTx struct {
+	transaction
+	Local    int    `json:"prompt_tokens_local"`
+	Reported int    `json:"prompt_tokens_reported"`
+	Param    string `json:"param"`
+}
+
+func engineTransactions(t *testing.T, s *server) []engineTx {
+	t.Helper()
+	var txs []engineTx
+	sc := bufio.NewScanner(strings.NewReader(s.stdout.String() + s.stderr.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), `"msg":"transaction"`) {
+			continue
+		}
+		var tx engineTx
+		if err := json.Unmarshal(sc.Bytes(), &tx); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		txs = append(txs, tx)
+	}
+	return txs
+}
