@@ -369,7 +369,8 @@ func translations(t *testing.T, s *server) []string {
 // Responses API with what agents send (include: [], service_tier,
 // prompt_cache_key, safety_identifier, truncation, max_tool_calls,
 // text.verbosity) and through the stream helpers
-// (responses.stream().finalResponse()).
+// (responses.stream().finalResponse()), and a stream's verdict read as
+// docs/guide.md tells (withResponse() headers, then the receipt).
 func TestAgentsOpenAINode(t *testing.T) {
 	for _, pkg := range []string{"openai6", "openai"} {
 		t.Run(pkg, func(t *testing.T) {

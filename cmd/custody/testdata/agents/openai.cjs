@@ -31,6 +31,15 @@ async function main() {
   const head = (await rs.withResponse?.())?.response?.headers;
   if (head) await verified(head, 'responses.stream');
 
+  // A stream's verdict, as docs/guide.md tells: the request id from the
+  // headers withResponse() gives, the verdict from its receipt.
+  const { data: events, response: sh } = await client.responses.create({ model, input: 'Say hello.', max_output_tokens: 24, stream: true }).withResponse();
+  let completed = false;
+  for await (const ev of events) completed = completed || ev.type === 'response.completed';
+  assert.ok(completed, 'no response.completed');
+  assert.equal(sh.headers.get('custody-verdict'), 'pending');
+  await verified(sh.headers, 'responses.create stream');
+
   const fr = client.responses.stream({ model, input: 'Use the get_weather tool for Paris.', tools: [
     { type: 'function', name: 'get_weather', strict: false, parameters: tools[0].function.parameters }] });
   const withCall = await fr.finalResponse();
