@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,12 +27,14 @@ const engineClaudeContext = 32768
 // ANTHROPIC_BASE_URL pointed at custody), in front of a real llama-server
 // (the tiny random-weight Qwen3, engine: llamacpp) instead of the
 // simulator. The model's answers are gibberish, so the run's result is
-// not asserted; what is: every request Claude Code sends is accepted (no
-// 400: its mid-conversation system message, thinking, output_config,
-// context_management, tools... all translated for a real engine), each
-// transaction custody served is verified with custody's prompt count
-// equal to llama.cpp's, and any other outcome is one named (a flagged
-// check, or llama.cpp's own failure passed on), reported in the log.
+// not asserted; what is: no request Claude Code sends is refused (its
+// thinking, output_config, context_management, tools... are all
+// translated for a real engine), custody verifies at least one with its
+// prompt count equal to llama.cpp's, every verified one is counted
+// exactly, and every other outcome is named: a flagged check, or
+// llama.cpp's own failure on the gibberish passed on (upstream_unavailable,
+// upstream_error_as_success). Measured: of 3 to 5 requests a run, 1 to 4
+// verified, the rest llama.cpp's tool-call parser failing.
 func TestEngineClaudeCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts llama-server and runs Claude Code")
@@ -68,60 +71,75 @@ func TestEngineClaudeCode(t *testing.T) {
 	// sends is otherwise what it always sends. (With the default tools
 	// and system prompt, -c 65536: 4 of 4 verified, counts equal, in
 	// 128 s, too long beside go test's 10-minute package limit.)
-	cmd := exec.Command(filepath.Join(modules, ".bin", "claude"), "-p", "--model", l.model,
-		"--output-format", "stream-json", "--verbose", "--max-turns", "3",
-		"--tools", "Read", "--system-prompt", "You are a terse assistant.",
-		"Use the Read tool to read notes.txt and tell me the secret word.")
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+proxy.URL, "ANTHROPIC_API_KEY=sk-acme",
-		"ANTHROPIC_SMALL_FAST_MODEL="+l.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL="+l.model,
-		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0",
-		"CLAUDE_CODE_MAX_OUTPUT_TOKENS=48")
-	out, err := cmd.CombinedOutput()
-	t.Logf("claude -p exited %v; its last lines:\n%s", err, tail(string(out), 1500))
+	// The random-weight model's gibberish sometimes fails llama.cpp's own
+	// tool-call parser ("does not match the expected peg-native format":
+	// a 500, or an error event inside the stream), which custody passes
+	// on as upstream_unavailable or upstream_error_as_success, and on
+	// which Claude Code gives up: the run is repeated (at most 3 times)
+	// until custody has served one of its requests.
+	var txs []engineTx
+	messages := 0
+	for run := 1; run <= 3; run++ {
+		cmd := exec.Command(filepath.Join(modules, ".bin", "claude"), "-p", "--model", l.model,
+			"--output-format", "stream-json", "--verbose", "--max-turns", "3",
+			"--tools", "Read", "--system-prompt", "You are a terse assistant.",
+			"Use the Read tool to read notes.txt and tell me the secret word.")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+proxy.URL, "ANTHROPIC_API_KEY=sk-acme",
+			"ANTHROPIC_SMALL_FAST_MODEL="+l.model, "ANTHROPIC_DEFAULT_HAIKU_MODEL="+l.model,
+			"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_MAX_RETRIES=0",
+			"CLAUDE_CODE_MAX_OUTPUT_TOKENS=48")
+		out, err := cmd.CombinedOutput()
+		t.Logf("run %d: claude -p exited %v; its last lines:\n%s", run, err, tail(string(out), 1500))
+		mu.Lock()
+		messages = 0
+		for _, r := range sent {
+			if r.path == "/v1/messages" {
+				messages++
+			}
+		}
+		mu.Unlock()
+		if messages == 0 {
+			t.Fatalf("Claude Code sent no /v1/messages request\n%s", tail(string(out), 3000))
+		}
+		// Every transaction, once logged (a stream's line follows its
+		// trailers).
+		waitFor(t, 30*time.Second, func() bool {
+			txs = engineTransactions(t, s)
+			return len(txs) >= messages
+		}, "a transaction logged for each request")
+		if slices.ContainsFunc(txs, func(tx engineTx) bool { return tx.Verdict == "verified" }) {
+			break
+		}
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
-	messages := 0
 	for _, r := range sent {
-		if r.path == "/v1/messages" {
-			messages++
-		}
 		if r.status == http.StatusBadRequest {
 			t.Errorf("%s refused 400 (%d bytes)", r.path, len(r.body))
 		}
 	}
-	if messages == 0 {
-		t.Fatalf("Claude Code sent no /v1/messages request (%d requests)\n%s", len(sent), tail(string(out), 3000))
-	}
-	// Every transaction, once logged (a stream's line follows its
-	// trailers).
-	var txs []engineTx
-	waitFor(t, 30*time.Second, func() bool {
-		txs = engineTransactions(t, s)
-		return len(txs) >= messages
-	}, "a transaction logged for each request")
-	outcomes, served := map[string]int{}, 0
+	outcomes := map[string]int{}
 	for _, tx := range txs {
-		if tx.Verdict != "rejected" {
-			served++
-		}
 		switch {
 		case tx.Verdict == "verified":
 			if tx.Local != tx.Reported || tx.Reported == 0 {
 				t.Errorf("transaction %s (%s): custody counted %d prompt tokens, llama.cpp %d", tx.ID, tx.Endpoint, tx.Local, tx.Reported)
 			}
-		case tx.Code == "":
-			t.Errorf("transaction %s (%s): %s %d with no outcome named", tx.ID, tx.Endpoint, tx.Verdict, tx.Status)
-		case tx.Verdict == "rejected" && tx.Status == http.StatusBadRequest:
-			t.Errorf("transaction %s (%s): refused %s (param %q)", tx.ID, tx.Endpoint, tx.Code, tx.Param)
+		case tx.Verdict == "flagged" && tx.Code != "":
+			// a named check's alarm, reported below
+		case tx.Verdict == "rejected" && (tx.Code == "upstream_unavailable" || tx.Code == "upstream_error_as_success") && tx.Status == http.StatusBadGateway:
+			// llama.cpp's own failure, passed on
+		default:
+			t.Errorf("transaction %s (%s): %s %d %q (param %q)", tx.ID, tx.Endpoint, tx.Verdict, tx.Status, tx.Code, tx.Param)
 		}
-		outcomes[tx.Endpoint+" "+tx.Verdict+" "+tx.Code]++
+		outcomes[tx.Verdict+" "+tx.Code]++
 	}
 	t.Logf("%d requests from Claude Code (%d to /v1/messages); outcomes: %v", len(sent), messages, outcomes)
-	if served == 0 {
-		t.Errorf("custody served none of Claude Code's requests: %v", outcomes)
+	if outcomes["verified "] == 0 {
+		t.Errorf("custody verified none of Claude Code's requests: %v", outcomes)
 	}
 }
 
