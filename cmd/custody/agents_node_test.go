@@ -46,6 +46,9 @@ func agentSDKs(t *testing.T) string {
 		t.Skip("installs and runs the agents from npm")
 	}
 	nodeSDKs(t) // skips without node and npm, like every SDK test
+	// The agent tests run in parallel: one installs the packages.
+	agentSDKsMu.Lock()
+	defer agentSDKsMu.Unlock()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +84,8 @@ func agentSDKs(t *testing.T) string {
 	}
 	return modules
 }
+
+var agentSDKsMu sync.Mutex
 
 // agentServe runs `custody serve` on its defaults (the simulator sim-1,
 // tenant local without a key on loopback), as a newcomer runs it.
@@ -194,6 +199,7 @@ func allVerified(t *testing.T, s *server, want map[string]int, refused ...string
 // custody accepts (as the assistant message's reasoning_content): a
 // proxy between Claude Code and custody records the requests.
 func TestAgentsClaudeCode(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	modules := agentSDKs(t)
 	target, _ := url.Parse(s.URL)
@@ -319,8 +325,10 @@ func (w *statusWriter) Flush() {
 // (carried as reasoning_content: the translation outcome says
 // input.reasoning); every transaction verified.
 func TestAgentsOpenAIAgents(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	for _, tc := range []struct{ api, endpoint string }{{"", "responses"}, {"chat_completions", "chat.completions"}} {
 		t.Run("api="+tc.api, func(t *testing.T) {
+			t.Parallel() // its own data dir and ports
 			s := agentServe(t)
 			runAgentScript(t, s, "agents.cjs", "API="+tc.api)
 			allVerified(t, s, map[string]int{tc.endpoint: 6})
@@ -372,8 +380,10 @@ func translations(t *testing.T, s *server) []string {
 // (responses.stream().finalResponse()), and a stream's verdict read as
 // docs/guide.md tells (withResponse() headers, then the receipt).
 func TestAgentsOpenAINode(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	for _, pkg := range []string{"openai6", "openai"} {
 		t.Run(pkg, func(t *testing.T) {
+			t.Parallel() // its own data dir and ports
 			s := agentServe(t)
 			runAgentScript(t, s, "openai.cjs", "PKG="+pkg)
 			allVerified(t, s, map[string]int{"chat.completions": 2, "responses": 3})
@@ -386,6 +396,7 @@ func TestAgentsOpenAINode(t *testing.T) {
 // failed tool, and beta.messages.toolRunner (which asks for a server
 // thread custody does not keep) running a tool to the end.
 func TestAgentsAnthropicNode(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	runAgentScript(t, s, "anthropic.cjs")
 	// The runner's second turn continues its thread, which custody does
@@ -401,6 +412,7 @@ func TestAgentsAnthropicNode(t *testing.T) {
 // @ai-sdk/anthropic, unchanged: a tool loop on each, generated and
 // streamed.
 func TestAgentsVercelAI(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	runAgentScript(t, s, "vercel.cjs")
 	allVerified(t, s, map[string]int{"responses": 4, "chat.completions": 4, "messages": 4})
@@ -409,6 +421,7 @@ func TestAgentsVercelAI(t *testing.T) {
 // TestAgentsLangChain: @langchain/openai, unchanged: invoke, stream and a
 // bound tool, on chat and with useResponsesApi.
 func TestAgentsLangChain(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	runAgentScript(t, s, "langchain.cjs")
 	allVerified(t, s, map[string]int{"chat.completions": 3, "responses": 3})
@@ -419,6 +432,7 @@ func TestAgentsLangChain(t *testing.T) {
 // transaction says so by name (never a value): translation= in
 // Custody-Checks, the same outcome in the ledger leaf.
 func TestTranslationEvidence(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	for _, tc := range []struct{ path, body, want string }{
 		{"/v1/responses", `{"model":"sim-1","input":"hi","include":[],"truncation":"auto","max_output_tokens":8,

@@ -14,6 +14,7 @@ import (
 )
 
 func TestAuditCommand(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	f := newLogFixture(t)
 	state := filepath.Join(t.TempDir(), "state.json")
 	audit := func(args ...string) (int, string) {

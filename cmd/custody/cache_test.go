@@ -11,6 +11,7 @@ import (
 // shared-cache fault (the cache ignores the salt) the second tenant's hit
 // is flagged cache_shared.
 func TestCacheIsolationThroughTheBinary(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := `tenants:
   - {id: acme, api_keys: [sk-acme]}

@@ -69,6 +69,7 @@ func TestCanaryCommand(t *testing.T) {
 // TestReenrollIsAnAdminActInTheLedger: re-enrollment is an explicit admin
 // action, recorded as a leaf and a canary event.
 func TestReenrollIsAnAdminActInTheLedger(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, `
 admin_keys: [adm-test]

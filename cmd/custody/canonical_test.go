@@ -170,6 +170,7 @@ func relayedText(t *testing.T, dialect string, raw []byte) string {
 // the SDK's text is the text of those bytes as the specification reads
 // them, and `custody verify --response` opens the receipt with them.
 func TestCanonicalRelayNodeSDKs(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	hidden := func(at int, hide func(ev string) string) func(int, string) string {
 		return func(i int, ev string) string {
 			if i == at {
@@ -227,6 +228,7 @@ func TestCanonicalRelayNodeSDKs(t *testing.T) {
 		{"anthropic", "messages", "renamed", []string{"stream_inconsistent"}, false},
 	} {
 		t.Run(tc.dialect+"/"+tc.scenario, func(t *testing.T) {
+			t.Parallel() // one server, a node process and a dir of its own each
 			got := readWithSDK(t, s, tc.dialect, tc.model, tc.scenario)
 			raw, _ := base64.StdEncoding.DecodeString(got.Raw)
 			if got.Error != "" {

@@ -148,6 +148,7 @@ func verdictOf(hdrVerdict, hdrChecks, body string) (string, string) {
 }
 
 func TestContractMatrix(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := testContractMatrix(t)
 	// Per route (after the matrix, whose requests it counts): the clean
 	// simulator's answers all passed; each faulty one's broke its clause,

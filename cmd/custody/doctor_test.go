@@ -125,6 +125,7 @@ func TestDoctor(t *testing.T) {
 // logs, at WARN, what doctor finds wrong with a real upstream (here one
 // that counts prompts with another chat template), with the fix.
 func TestServePrintsDoctorWarnings(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	other := templatedUpstream(t, "other-1")
 	s := startServe(t, dir, "--config", writeConfig(t, dir, `

@@ -16,6 +16,7 @@ import (
 // offset, and serve starts. (testdata/script/ledger.txtar holds the
 // corrupt case: serve refuses to start.)
 func TestServeCutsATornJournalTail(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	ctx := context.Background()
 	l, err := ledgertest.Open(ctx, filepath.Join(dir, "custody-data", "ledger"))
@@ -60,6 +61,7 @@ func TestServeCutsATornJournalTail(t *testing.T) {
 // TestServeSegmentBytes: ledger.segment_bytes sizes the journal's
 // preallocated segments, so that a small data dir can hold them.
 func TestServeSegmentBytes(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, "ledger: {segment_bytes: 1048576}\n"+twoTenants))
 	if resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", `{"model":"sim-1","messages":[{"role":"user","content":"small disk"}]}`); resp.StatusCode != 200 {

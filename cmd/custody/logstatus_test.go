@@ -21,6 +21,7 @@ import (
 // cosign; not met, with the reason, the silent witness down and leaves
 // waiting unpublished once one stops; met again once it is back.
 func TestLogStatusWitnesses(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("builds and runs litewitness; skipped with -short")
 	}

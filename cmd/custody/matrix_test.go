@@ -95,6 +95,7 @@ func outcome(status int, body string) string {
 // binary and asserts the exact code; clean traffic on the same server
 // stays verified.
 func TestDetectionMatrix(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, matrixConfig()))
 	for i, c := range matrix {

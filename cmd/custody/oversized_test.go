@@ -145,6 +145,7 @@ func wantBounded(t *testing.T, tx *custody.Transaction, v string) {
 // the client; the refusal is in the ledger, its receipt resolves, and the
 // leaf holds the value as a bounded prefix and digest, never the 70 KiB.
 func TestOversizedIdentityRecorded(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	up := bigUpstream(t)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`checks: {contamination_warmup: -1}

@@ -10,6 +10,7 @@ import (
 // real binary: summaries may fall back anywhere; code generation stays on
 // the pinned snapshot in the EU.
 func TestPoliciesOnSimulatedProviders(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	down := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()

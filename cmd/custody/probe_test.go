@@ -12,6 +12,7 @@ import (
 // lacks /v1 (it never waits for an upstream), logs what GET
 // {base_url}/models answered, and /readyz says it, staying ready.
 func TestStartProbesProviders(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/models" {
 			w.Write([]byte(`{"data":[{"id":"m-1"}]}`))

@@ -11,6 +11,7 @@ import (
 // TestReloadOnSIGHUP: a valid file takes effect for new requests; a bad
 // one keeps the old config and says why.
 func TestReloadOnSIGHUP(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	path := writeConfig(t, dir, twoTenants)
 	s := startServe(t, dir, "--config", path)

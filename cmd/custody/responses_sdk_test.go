@@ -16,6 +16,7 @@ import (
 // unchanged, through the real binary, translated to chat and passed
 // through: plain, streamed, and a function call with its output sent back.
 func TestResponsesGoSDK(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := dialectServe(t)
 	c := openai.NewClient(option.WithBaseURL(s.URL+"/v1/"), option.WithAPIKey("sk-acme"), option.WithMaxRetries(0))
 	ctx := context.Background()

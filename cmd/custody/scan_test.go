@@ -554,6 +554,7 @@ func wantCaught(t *testing.T, what string, status int, body, checks string) {
 // Before, only content and text were scanned: each of these was
 // verified.
 func TestScanEveryTextField(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	if testing.Short() {
 		t.Skip("many exchanges through the binary")
 	}
@@ -603,6 +604,7 @@ func TestScanRetriedLeak(t *testing.T) {
 // scanned before the verdict (it was scanned after: "Here it is:
 // <secret>" passed).
 func TestScanLastWord(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	tp, s := startScan(t, "")
 	for i, stream := range []bool{false, true} {
 		key := fmt.Sprintf("Zq7Xk2Vb9Lp4Tw%d", i)
@@ -622,6 +624,7 @@ func TestScanLastWord(t *testing.T) {
 // request (the leaf and receipt said "1 fingerprints of request <the
 // victim's id>"); the operator's log names it.
 func TestScanNoMembershipOracle(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	tp, s := startScan(t, "")
 	_, victim := leakSecret(t, s, tp, 7)
 	status, body, checks, h := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-flagger", attackBody("", "m-tamper", "content", 7, false))
@@ -652,6 +655,7 @@ func TestScanNoMembershipOracle(t *testing.T) {
 // check keyed on an id there was none of). The stream's content digest
 // is claimed in place of the id.
 func TestScanIDLessStreamReplay(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	_, s := startScan(t, "")
 	first := attackBody("", "m-tamper", "replay", 1, true)
 	status, body, checks, _ := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", first)
@@ -670,6 +674,7 @@ func TestScanIDLessStreamReplay(t *testing.T) {
 // hundreds of tokens wide: the check says so and the answer is flagged
 // (it said prompt_tokens=ok).
 func TestScanDeepSchemaBounded(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	_, s := startScan(t, "")
 	schema := `{"type":"string"}`
 	for range 70 { // two levels of JSON nesting each: past 128
@@ -698,6 +703,7 @@ func TestScanDeepSchemaBounded(t *testing.T) {
 // and on the Messages and Responses fronts translated to chat: never a
 // 500 internal_error (the translators' failure), never verified.
 func TestScanUpstreamFaults(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	_, s := startScan(t, "")
 	for _, mode := range []string{"two_choices", "null_finish", "unknown_finish", "no_message", "neg_tokens", "huge_tokens"} {
 		for _, path := range []string{"/v1/chat/completions", "/v1/messages", "/v1/responses"} {
@@ -725,6 +731,7 @@ func TestScanUpstreamFaults(t *testing.T) {
 // went out with no salt of custody's, the client's own cache_salt, and no
 // cache check. The combination is now refused at start, saying which key.
 func TestScanResponsesCacheIsolationRefused(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "tenants:\n  - {id: acme, api_keys: [sk-acme]}\nproviders:\n"+
 		"  - {name: direct, kind: sim, responses: true, cache_isolation: tenant}\n"+

@@ -37,6 +37,9 @@ func TestScript(t *testing.T) {
 	// mklog runs tessera in this process; main silences its klog too.
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
+	// Each script has a work dir of its own and serves on :0; klog is set
+	// above, before the test waits for the sequential ones to finish.
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {

@@ -13,6 +13,7 @@ import (
 // TestServeWithNoConfig is the quick start: `custody serve` in an empty
 // folder serves a chat completion and a stream at once.
 func TestServeWithNoConfig(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir)
 	if !strings.Contains(s.stdout.String(), "curl") || !strings.Contains(s.stdout.String(), "custody-data") {
@@ -36,6 +37,7 @@ func TestServeWithNoConfig(t *testing.T) {
 
 // TestOpenAIClient drives the gateway with a real client library.
 func TestOpenAIClient(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir)
 	cfg := openai.DefaultConfig("unused-on-loopback")
@@ -96,6 +98,7 @@ func TestOpenAIClient(t *testing.T) {
 }
 
 func TestUsageAndVersion(t *testing.T) {
+	t.Parallel() // runs the binary in a dir of its own
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		args []string

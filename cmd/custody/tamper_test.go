@@ -19,6 +19,7 @@ import (
 // must not start over it: it exits non-zero, says what it found and what
 // to run, and signs no new checkpoint.
 func TestServeRefusesARewrittenTree(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, twoTenants)
 	s := startServe(t, dir, "--config", cfg)

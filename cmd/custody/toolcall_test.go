@@ -15,6 +15,7 @@ import (
 // the assistant's call, the tool's result) and custody counts the same
 // rendering, so the answer is verified.
 func TestToolCallRoundTrip(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir)
 	cfg := openai.DefaultConfig("unused-on-loopback")

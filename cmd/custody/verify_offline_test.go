@@ -28,6 +28,7 @@ type vector struct {
 // shared test vector: each valid one exits 0, each forgery 1, a receipt
 // without proof 3.
 func TestVerifyOfflineVectors(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	files, err := filepath.Glob("../../testdata/receipts/*.json")
 	if err != nil || len(files) < 10 {
 		t.Fatalf("vectors: %d, %v", len(files), err)
@@ -80,6 +81,7 @@ var offlineTook = regexp.MustCompile(`offline, ([0-9.]+(µs|ms|s))\)`)
 // by verify's BenchmarkVerifyReceiptOffline: a loaded machine's wall
 // clock holds no duration.)
 func TestExportThenVerifyOffline(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, twoTenants))
 	reqBody := `{"model":"sim-1","messages":[{"role":"user","content":"bundle me"}]}`

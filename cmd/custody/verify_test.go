@@ -60,6 +60,7 @@ func newLogFixture(t *testing.T) logFixture {
 }
 
 func TestVerifyCommand(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	f := newLogFixture(t)
 	l := mustOpenHandler(t, f.dir)
 	keyFile := filepath.Join(t.TempDir(), "key")

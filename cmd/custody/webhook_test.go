@@ -18,6 +18,7 @@ import (
 // request fall back; the fallback is served, shown in the headers, on the
 // timeline, and POSTed, signed, to the webhook.
 func TestFallbackEventsReachTheWebhook(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	var (
 		mu     sync.Mutex
 		events []map[string]any

@@ -110,6 +110,7 @@ func TestWireStreamTickingCreated(t *testing.T) {
 // without [DONE], is never completed: the client sees one
 // stream_truncated error event and no [DONE]; the SDK raises.
 func TestWireStreamCut(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, wireConfig(`cut=faults: ["stream-cut"]`)))
 	body := `{"model":"m-cut","stream":true,"messages":[{"role":"user","content":"hello"}]}`
@@ -161,6 +162,7 @@ func TestWireStreamCut(t *testing.T) {
 // member is refused 400 naming it; an upstream answer with an ambiguous
 // model is refused 502 response_ambiguous, plain and streamed.
 func TestWireStrictMembers(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, wireConfig("clean=", `amb=faults: ["ambiguous-model"]`)))
 	resp, body := post(t, s.URL+"/v1/chat/completions", "sk-acme", `{"model":"m-clean","messages":[{"role":"user","content":"a"}],"Messages":[{"role":"user","content":"b"}]}`)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,9 @@ func litewitnessBinaries(t *testing.T) (lw, ctl string) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
+	// The witness tests run in parallel: one builds the binaries.
+	litewitnessMu.Lock()
+	defer litewitnessMu.Unlock()
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -54,6 +58,8 @@ func litewitnessBinaries(t *testing.T) (lw, ctl string) {
 	}
 	return lw, ctl
 }
+
+var litewitnessMu sync.Mutex
 
 // liteWitness is one litewitness process with its own ssh-agent.
 type liteWitness struct {
