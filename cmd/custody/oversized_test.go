@@ -175,6 +175,7 @@ models:
 	for n, c := range cases {
 		name := fmt.Sprintf("%s/%s/%s/stream=%v", c.path, c.model, c.field, c.stream)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // its own request and leaf on the shared server
 			body := attackBody(c.path, c.model, fmt.Sprintf("big:%s:%d", c.field, size), n, c.stream)
 			status, out, checks, hdr := exchangeAt(t, s.URL, c.path, "sk-acme", body)
 			if status != 502 || !strings.Contains(checks, "shape=upstream_error_as_success") {
@@ -223,6 +224,7 @@ models:
 	// a model mismatch whose detail would run past the limit is recorded
 	// with its detail bounded.
 	t.Run("edge", func(t *testing.T) {
+		t.Parallel() // its own request and leaf on the shared server
 		n := len(cases)
 		body := attackBody("/v1/chat/completions", "m-chat", "big:id:256", n, false)
 		status, out, checks, hdr := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", body)
@@ -255,6 +257,7 @@ models:
 	// A client's own requested model of 70 KiB is refused and recorded,
 	// bounded.
 	t.Run("requested", func(t *testing.T) {
+		t.Parallel() // its own request and leaf on the shared server
 		model := bigValue("requested", size, 0)
 		status, out, _, hdr := exchangeAt(t, s.URL, "/v1/chat/completions", "sk-acme", attackBody("/v1/chat/completions", model, "none", 0, false))
 		if status < 400 || status >= 500 || len(out) > 2048 {
