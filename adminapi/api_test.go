@@ -14,6 +14,7 @@ import (
 
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/gateway"
+	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/sqlite"
 	"github.com/custody-gateway/custody/internal/inproc"
 	"github.com/custody-gateway/custody/ledger/ledgertest"
@@ -38,18 +39,24 @@ func serve(t *testing.T, cfg *config.Config, rec *recorder.Recorder, acfg Config
 // newAPI is a gateway and its API on a real ledger and sqlite index.
 func newAPI(t *testing.T) (*httptest.Server, *API) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	l, err := ledgertest.Open(ctx, filepath.Join(dir, "ledger"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close(ctx) })
-	idx, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	idx, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
+	return serveIndex(t, idx)
+}
+
+// serveIndex is a gateway and its API on a real ledger and the index idx
+// (its caller closes idx), for one tenant, acme, and one admin key.
+func serveIndex(t *testing.T, idx index.Index) (*httptest.Server, *API) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := ledgertest.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(ctx) })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rec, err := recorder.New(ctx, recorder.Config{Log: l, Index: idx, TenantIDs: []string{"acme"}, Logger: logger})
 	if err != nil {

@@ -4,19 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/custody-gateway/custody"
-	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/sqlite"
-	"github.com/custody-gateway/custody/ledger/ledgertest"
-	"github.com/custody-gateway/custody/recorder"
 )
 
 // TestContractSeries: with buckets=, each route's contract answers are
@@ -24,28 +19,12 @@ import (
 // broken ones by code; without it, no series.
 func TestContractSeries(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	l, err := ledgertest.Open(ctx, filepath.Join(dir, "ledger"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close(ctx) })
-	idx, err := sqlite.Open(ctx, filepath.Join(dir, "index.db"))
+	idx, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec, err := recorder.New(ctx, recorder.Config{Log: l, Index: idx, TenantIDs: []string{"acme"}, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rec.Close)
-	cfg, err := config.Parse("t.yaml", []byte("admin_keys: [adm-test]\ntenants: [{id: acme, api_keys: [sk-acme]}]\n"), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := serve(t, cfg, rec, Config{Config: cfg, Recorder: rec, Index: idx, Log: l}, logger)
+	srv, _ := serveIndex(t, idx)
 
 	t0 := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
 	// Minute 0: 3 passed; minute 1: 1 passed, 2 broken (tool_unknown,
