@@ -79,6 +79,10 @@ type Contract struct {
 	Stop      []string
 	KeepStop  bool // include_stop_str_in_output (vLLM): the stop string may end the text
 	Logprobs  bool // logprobs: true (or top_logprobs set)
+
+	// completedAtLimit: the answer is a Response, whose "completed" at
+	// max_output_tokens may be a cut one (see Check).
+	completedAtLimit bool
 }
 
 // tool is the declared tool called name, if any.

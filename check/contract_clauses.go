@@ -54,7 +54,16 @@ func (c *Contract) Check(a Answer, schemas *Schemas) []Violation {
 		}
 	}
 	for i := range a.Choices {
-		c.checkChoice(&a.Choices[i], schemas, add)
+		ch := a.Choices[i]
+		if c.completedAtLimit && ch.Finish == "stop" && c.MaxTokens > 0 && a.CompletionTokens >= c.MaxTokens {
+			// A Response completed without a call at max_output_tokens
+			// may be one the limit cut: llama.cpp (80fb11a) says
+			// "completed" where the API says "incomplete". Read as a
+			// length, it is not held to a call or a format it had no
+			// room to finish (TestEnginePassThrough).
+			ch.Finish = "length"
+		}
+		c.checkChoice(&ch, schemas, add)
 	}
 	if c.MaxTokens > 0 && a.CompletionTokens > c.MaxTokens*n {
 		add(custody.CodeContractLimitExceeded, "max_tokens", true, "%d completion tokens for max_tokens %d", a.CompletionTokens, c.MaxTokens)

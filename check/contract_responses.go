@@ -25,7 +25,7 @@ import (
 // responses.ParseRequest read it (which refused a tool_choice it cannot
 // read).
 func ResponsesContract(r *responses.Request) Contract {
-	var c Contract
+	c := Contract{completedAtLimit: true}
 	if len(r.Tools) > 0 {
 		c.Tools = make([]Tool, 0, len(r.Tools))
 	}
