@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -371,6 +372,12 @@ func TestStreamValidator(t *testing.T) {
 		{"empty", nil, custody.CodeStreamTruncated},
 		{"sequence repeats", []string{created, added, strings.Replace(delta, `"sequence_number":2`, `"sequence_number":1`, 1)}, custody.CodeStreamInconsistent},
 		{"no sequence number", []string{created, `{"type":"response.in_progress"}`}, custody.CodeStreamInconsistent},
+		// llama.cpp's /v1/responses numbers no event: a stream unnumbered
+		// from its first event is held to everything else; a number that
+		// appears later is a mix.
+		{"unnumbered throughout", unnumbered(created, added, delta, done), ""},
+		{"numbered after unnumbered", append(unnumbered(created, added), delta), custody.CodeStreamInconsistent},
+		{"unnumbered, another response id", unnumbered(created, added, strings.Replace(done, "resp_1", "resp_2", 1)), custody.CodeStreamInconsistent},
 		{"another response id", []string{created, added, strings.Replace(done, "resp_1", "resp_2", 1)}, custody.CodeStreamInconsistent},
 		{"another model", []string{created, added, strings.Replace(done, `"model":"m"`, `"model":"x"`, 1)}, custody.CodeStreamInconsistent},
 		{"not begun with created", []string{added}, custody.CodeStreamInconsistent},
@@ -400,6 +407,16 @@ func TestStreamValidator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unnumbered is events without their sequence_number members.
+func unnumbered(events ...string) []string {
+	seq := regexp.MustCompile(`,"sequence_number":\d+`)
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = seq.ReplaceAllString(e, "")
+	}
+	return out
 }
 
 func TestParseResponseFailures(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 )
 
 // StreamValidator checks the events of one Responses stream: each has a
-// sequence_number greater than the one before; the first is
+// sequence_number greater than the one before (or, when the first event
+// has none, as llama.cpp's /v1/responses sends them, none has one); the
+// first is
 // response.created; every event that carries the Response carries the
 // same id and model; output items are added at indexes 0, 1, 2...; there
 // is exactly one terminal event (response.completed, .incomplete or
@@ -22,10 +24,11 @@ type StreamValidator struct {
 	Status   string // of the terminal event's Response
 	Response *Response
 
-	seq      int64
-	started  bool
-	terminal bool
-	items    int
+	seq        int64
+	unnumbered bool // the first event had no sequence_number
+	started    bool
+	terminal   bool
+	items      int
 }
 
 type streamEvent struct {
@@ -57,13 +60,17 @@ func (v *StreamValidator) Event(data []byte) error {
 	if e.Type == "error" {
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream sent an error event inside a 200 stream")
 	}
-	if e.Sequence == nil {
-		return inconsistent("%s has no sequence_number", e.Type)
-	}
-	if v.started && *e.Sequence <= v.seq {
+	switch {
+	case !v.started && e.Sequence == nil:
+		v.unnumbered = true
+	case v.unnumbered != (e.Sequence == nil):
+		return inconsistent("%s: some events have a sequence_number and some none", e.Type)
+	case e.Sequence == nil:
+	case v.started && *e.Sequence <= v.seq:
 		return inconsistent("sequence_number %d after %d", *e.Sequence, v.seq)
+	default:
+		v.seq = *e.Sequence
 	}
-	v.seq = *e.Sequence
 	if v.terminal {
 		return inconsistent("%s after the terminal event", e.Type)
 	}
