@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,6 +134,49 @@ func TestNamedEvent(t *testing.T) {
 			}
 			if err != nil || string(ev.Out) != tc.out {
 				t.Fatalf("Out = %q (%v), want %q", ev.Out, err, tc.out)
+			}
+		})
+	}
+}
+
+// TestEngineErrorEvent: an error an engine sends inside a 200 stream in
+// OpenAI's shape (llama.cpp's /v1/messages and /v1/responses do) is the
+// generation failing, upstream_error_as_success with the engine's words,
+// not stream_inconsistent; events that only look alike are not errors.
+func TestEngineErrorEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		d       Dialect
+		ev      string
+		data    string
+		code    custody.Code
+		message string
+	}{
+		{"llama.cpp messages", messages, "error", `{"code":500,"message":"Failed to parse input at pos 3","type":"server_error"}`,
+			custody.CodeUpstreamErrorAsSuccess, "Failed to parse input at pos 3"},
+		{"llama.cpp responses", responsesFront, "", `{"error":{"code":500,"message":"Failed to parse input","type":"server_error"}}`,
+			custody.CodeUpstreamErrorAsSuccess, "Failed to parse input"},
+		{"named error without a message", messages, "error", `{"code":500}`, custody.CodeUpstreamErrorAsSuccess, ""},
+		{"Anthropic's own error event", messages, "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			custody.CodeUpstreamErrorAsSuccess, ""},
+		{"an error member beside a type", messages, "message_start", `{"type":"message_start","error":{"message":"x"}}`,
+			custody.CodeStreamInconsistent, ""},
+		{"another name, no type, no error", messages, "ping", `{"code":500}`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.d.NewStreamReader().Read([]byte(tc.ev), []byte(tc.data))
+			if tc.code == "" {
+				if custody.CodeOf(err) == custody.CodeUpstreamErrorAsSuccess {
+					t.Fatalf("err = %v, read as an engine's error", err)
+				}
+				return
+			}
+			if custody.CodeOf(err) != tc.code {
+				t.Fatalf("err = %v, want %s", err, tc.code)
+			}
+			var said engineSaid
+			if tc.message != "" && (!errors.As(err, &said) || string(said) != tc.message) {
+				t.Errorf("the engine's words: %q, want %q", said, tc.message)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/openai"
 	"github.com/custody-gateway/custody/sse"
+	"github.com/custody-gateway/custody/upstream"
 )
 
 // Helpers the event-stream dialects (Messages, Responses) share.
@@ -21,6 +22,9 @@ import (
 // that dispatches on the name would read another event than custody.
 func namedEvent(name, data []byte, spliced *[]byte) (string, []byte, error) {
 	typ := eventType(data)
+	if err := engineErrorEvent(name, typ, data); err != nil {
+		return "", nil, err
+	}
 	if typ == "" && len(name) > 0 {
 		if d, ok := withType(*spliced, data, name); ok {
 			*spliced, data, typ = d, d, string(name)
@@ -33,6 +37,39 @@ func namedEvent(name, data []byte, spliced *[]byte) (string, []byte, error) {
 		return "", nil, custody.Errorf(custody.CodeStreamInconsistent, "an event has no type that can be relayed")
 	}
 	return typ, data, nil
+}
+
+// engineErrorEvent reads an error an engine sent inside a 200 stream in
+// OpenAI's error shape rather than the dialect's: llama.cpp's /v1/messages
+// sends "event: error" with {"code":500,"message":...,"type":"server_error"},
+// and its /v1/responses a data of {"error":{...}} with no type. Either is
+// the generation failing, upstream_error_as_success as the dialects' own
+// error events are, with the engine's words sanitised, as on the chat
+// path; not a disagreement of name and type (stream_inconsistent), which
+// would blame the wire for the engine's failure. A well-formed error event
+// (its type "error") is the validators' to read.
+func engineErrorEvent(name []byte, typ string, data []byte) error {
+	if typ == "error" || (string(name) != "error" && typ != "") {
+		return nil
+	}
+	var e struct {
+		Message string `json:"message"`
+		Error   *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &e) != nil || (string(name) != "error" && e.Error == nil) {
+		return nil
+	}
+	msg := e.Message
+	if e.Error != nil {
+		msg = e.Error.Message
+	}
+	err := &custody.Error{Code: custody.CodeUpstreamErrorAsSuccess, Message: "the upstream sent an error event inside a 200 stream"}
+	if msg != "" {
+		err.Err = engineSaid(upstream.Sanitize(msg))
+	}
+	return err
 }
 
 // withType writes data, a JSON object, into dst[:0] with a "type" member

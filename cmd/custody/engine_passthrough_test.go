@@ -131,14 +131,12 @@ type passTally struct {
 
 // llamaErrorEvent: llama.cpp's tool-call parser failed inside a stream,
 // which it reports in OpenAI's error shape ({"code":500,"message":...,
-// "type":"server_error"}): on Messages as "event: error" (custody: the
-// event's name disagrees with its data's type), on Responses as data
-// nested in "error" with no type (custody: no type that can be relayed),
-// both stream_inconsistent. Its failure, not an answer: retried like its
-// 500s.
+// "type":"server_error"}): on Messages as "event: error", on Responses as
+// data nested in "error" with no type. custody reads either as the
+// engine's error (upstream_error_as_success, its words carried). Its
+// failure, not an answer: retried like its 500s.
 func llamaErrorEvent(wire string, r engineResult) bool {
-	return wire == "messages" && strings.Contains(r.body, "an event's name disagrees with its data's type") ||
-		wire == "responses" && strings.Contains(r.body, "an event has no type that can be relayed")
+	return strings.Contains(r.body, "the upstream sent an error event inside a 200 stream")
 }
 
 // answerFinish is a Message's stop_reason or a Response's status (the
