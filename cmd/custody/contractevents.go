@@ -45,20 +45,30 @@ func contractWatchConfig(cfg *config.Config) contractwatch.Config {
 func startContractEvents(cfg *config.Config, idx index.Index, notify func(index.Event), logger *slog.Logger) *contractEvents {
 	c := &contractEvents{watch: contractwatch.New(contractWatchConfig(cfg)), queue: make(chan custody.Event, contractEventsQueue),
 		stop: make(chan struct{}), done: make(chan struct{}), logger: logger}
+	record := func(e custody.Event) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := idx.AddEvents(ctx, e); err != nil {
+			logger.Error("recording a contract event", "err", err)
+		}
+		cancel()
+		notify(e)
+		logger.Warn("contract pass rate", "route", e.Route, "detail", e.Detail)
+	}
 	go func() {
 		defer close(c.done)
 		for {
 			select {
 			case <-c.stop:
-				return
-			case e := <-c.queue:
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				if err := idx.AddEvents(ctx, e); err != nil {
-					logger.Error("recording a contract event", "err", err)
+				for { // what was queued before the close still goes out
+					select {
+					case e := <-c.queue:
+						record(e)
+					default:
+						return
+					}
 				}
-				cancel()
-				notify(e)
-				logger.Warn("contract pass rate", "route", e.Route, "detail", e.Detail)
+			case e := <-c.queue:
+				record(e)
 			}
 		}
 	}()
@@ -78,7 +88,7 @@ func (c *contractEvents) observe(tx *custody.Transaction) {
 	}
 }
 
-// close stops the goroutine; events still queued are dropped with it.
+// close stops the goroutine once the events already queued are recorded.
 func (c *contractEvents) close() {
 	close(c.stop)
 	<-c.done
