@@ -202,23 +202,8 @@ func TestAgentsClaudeCode(t *testing.T) {
 	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	modules := agentSDKs(t)
-	target, _ := url.Parse(s.URL)
-	var mu sync.Mutex
-	var sent []recorded
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		rw := &statusWriter{ResponseWriter: w}
-		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1}).ServeHTTP(rw, r)
-		mu.Lock()
-		sent = append(sent, recorded{path: r.URL.Path, body: body, status: rw.status})
-		mu.Unlock()
-	}))
-	defer proxy.Close()
-	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	proxy := newRecordingProxy(t, s.URL)
+	work := notesDir(t)
 	cmd := exec.Command(filepath.Join(modules, ".bin", "claude"), "-p", "--model", "sim-1",
 		"--output-format", "stream-json", "--verbose", "--max-turns", "4",
 		"Use the Read tool to read notes.txt and tell me the secret word.")
@@ -259,8 +244,7 @@ func TestAgentsClaudeCode(t *testing.T) {
 	}
 	allVerified(t, s, map[string]int{"messages": 2})
 	// A later turn sent a thinking block back, and custody served it.
-	mu.Lock()
-	defer mu.Unlock()
+	sent := proxy.requests()
 	back := 0
 	for _, r := range sent {
 		var req struct {
@@ -292,6 +276,53 @@ func TestAgentsClaudeCode(t *testing.T) {
 	if back == 0 {
 		t.Errorf("no turn sent a thinking block back (%d requests)", len(sent))
 	}
+}
+
+// recordingProxy is a reverse proxy in front of custody that records
+// each request an agent sends through it, with custody's status.
+type recordingProxy struct {
+	*httptest.Server
+	mu   sync.Mutex
+	sent []recorded
+}
+
+// newRecordingProxy starts one in front of target, closed with the test.
+func newRecordingProxy(t *testing.T, target string) *recordingProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &recordingProxy{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rw := &statusWriter{ResponseWriter: w}
+		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, FlushInterval: -1}).ServeHTTP(rw, r)
+		p.mu.Lock()
+		p.sent = append(p.sent, recorded{path: r.URL.Path, body: body, status: rw.status})
+		p.mu.Unlock()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// requests are the requests recorded so far.
+func (p *recordingProxy) requests() []recorded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.sent)
+}
+
+// notesDir is a working directory for Claude Code holding notes.txt,
+// the file its prompts have it read.
+func notesDir(t *testing.T) string {
+	t.Helper()
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return work
 }
 
 // recorded is a request an agent sent, and custody's status.

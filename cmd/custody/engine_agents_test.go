@@ -2,19 +2,13 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -47,23 +41,8 @@ func TestEngineClaudeCode(t *testing.T) {
 	// upstream timeout is raised from the engine tests' 120s.
 	cfg := strings.ReplaceAll(engineConfig(t, engineClaudeContext, l), "timeout: 120s", "timeout: 600s")
 	s := startServe(t, dir, "--config", writeConfig(t, dir, cfg))
-	target, _ := url.Parse(s.URL)
-	var mu sync.Mutex
-	var sent []recorded
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		rw := &statusWriter{ResponseWriter: w}
-		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1}).ServeHTTP(rw, r)
-		mu.Lock()
-		sent = append(sent, recorded{path: r.URL.Path, body: body, status: rw.status})
-		mu.Unlock()
-	}))
-	defer proxy.Close()
-	work := t.TempDir()
-	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("the secret word is plum\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	proxy := newRecordingProxy(t, s.URL)
+	work := notesDir(t)
 	// Only the Read tool and a short system prompt, and answers of at
 	// most 48 tokens: its default 24 tools and system prompt are some
 	// 20k tokens, a minute of the engine's CPU time per turn, and a
@@ -92,14 +71,12 @@ func TestEngineClaudeCode(t *testing.T) {
 			"CLAUDE_CODE_MAX_OUTPUT_TOKENS=48")
 		out, err := cmd.CombinedOutput()
 		t.Logf("run %d: claude -p exited %v; its last lines:\n%s", run, err, tail(string(out), 1500))
-		mu.Lock()
 		messages = 0
-		for _, r := range sent {
+		for _, r := range proxy.requests() {
 			if r.path == "/v1/messages" {
 				messages++
 			}
 		}
-		mu.Unlock()
 		if messages == 0 {
 			t.Fatalf("Claude Code sent no /v1/messages request\n%s", tail(string(out), 3000))
 		}
@@ -114,8 +91,7 @@ func TestEngineClaudeCode(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	sent := proxy.requests()
 	for _, r := range sent {
 		if r.status == http.StatusBadRequest {
 			t.Errorf("%s refused 400 (%d bytes)", r.path, len(r.body))
