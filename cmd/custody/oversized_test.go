@@ -85,13 +85,7 @@ func bigUpstream(t *testing.T) string {
 				out = jsonOf(obj)
 			}
 		}
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				w.Header()[k] = v
-			}
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(out)
+		writeRecorded(w, rec, out)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"

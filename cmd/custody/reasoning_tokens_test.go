@@ -28,13 +28,7 @@ func reasoningUpstream(t *testing.T, reasoning int) string {
 			out = bytes.ReplaceAll(out, []byte(`"total_tokens":`),
 				fmt.Appendf(nil, `"completion_tokens_details":{"reasoning_tokens":%d},"total_tokens":`, reasoning))
 		}
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				w.Header()[k] = v
-			}
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(out)
+		writeRecorded(w, rec, out)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"

@@ -127,6 +127,12 @@ func (tp *tamper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = tamperResponses(out, mode, leak)
 		}
 	}
+	writeRecorded(w, rec, out)
+}
+
+// writeRecorded writes the answer an upstream double recorded in rec
+// with out as its body (rewritten, so without rec's Content-Length).
+func writeRecorded(w http.ResponseWriter, rec *httptest.ResponseRecorder, out []byte) {
 	for k, v := range rec.Header() {
 		if k != "Content-Length" {
 			w.Header()[k] = v
