@@ -61,8 +61,6 @@ func TestContractPassthrough(t *testing.T) {
 				prompt := fmt.Sprintf("acme asks %d: what is the weather in the harbour town today", i)
 				t.Run(name, func(t *testing.T) {
 					path, body := contractRequest(w.dialect, w.prefix+c.fault, prompt, stream, c.ask)
-					resp, out := post(t, s.URL+path, "sk-acme", body)
-					verdict, checks := verdictOf(resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks"), out)
 					want := "flagged"
 					if c.rejects[w.dialect] {
 						want = "rejected"
@@ -75,23 +73,11 @@ func TestContractPassthrough(t *testing.T) {
 						// Messages path rejects).
 						want = "flagged"
 					}
-					if verdict != want || !strings.Contains(checks, "contract="+c.code) {
-						t.Fatalf("status %d verdict %q checks %q, want %s with contract=%s\n%.800s", resp.StatusCode, verdict, checks, want, c.code, out)
-					}
-					if want == "rejected" && !strings.Contains(out, c.code) {
-						t.Errorf("the error does not name %s:\n%.600s", c.code, out)
-					}
-					if want == "flagged" && resp.StatusCode != 200 {
-						t.Errorf("a flagged answer with status %d", resp.StatusCode)
-					}
+					wantContract(t, s, path, body, want, c.code)
 				})
 				t.Run(name+"/clean", func(t *testing.T) {
 					path, body := contractRequest(w.dialect, w.prefix+"clean", prompt, stream, c.ask)
-					resp, out := post(t, s.URL+path, "sk-acme", body)
-					verdict, checks := verdictOf(resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks"), out)
-					if resp.StatusCode != 200 || verdict != "verified" || !strings.Contains(checks, "contract=ok") {
-						t.Fatalf("status %d verdict %q checks %q\n%.800s", resp.StatusCode, verdict, checks, out)
-					}
+					wantContract(t, s, path, body, "verified", "ok")
 				})
 			}
 		}

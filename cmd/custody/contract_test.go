@@ -224,35 +224,40 @@ func testContractMatrix(t *testing.T) *server {
 				t.Run(name, func(t *testing.T) {
 					prompt := fmt.Sprintf("acme asks %d: what is the weather in the harbour town today", i)
 					path, body := contractRequest(d, "m-"+c.fault, prompt, stream, c.ask)
-					resp, out := post(t, s.URL+path, "sk-acme", body)
-					verdict, checks := verdictOf(resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks"), out)
 					want := "flagged"
 					if c.rejects[d] {
 						want = "rejected"
 					}
-					if verdict != want || !strings.Contains(checks, "contract="+c.code) {
-						t.Fatalf("status %d verdict %q checks %q, want %s with contract=%s\n%.800s", resp.StatusCode, verdict, checks, want, c.code, out)
-					}
-					if want == "rejected" && !strings.Contains(out, c.code) {
-						t.Errorf("the error does not name %s:\n%.600s", c.code, out)
-					}
-					if want == "flagged" && resp.StatusCode != 200 {
-						t.Errorf("a flagged answer with status %d", resp.StatusCode)
-					}
+					wantContract(t, s, path, body, want, c.code)
 				})
 				// The same request to the clean simulator: verified, the
 				// contract check run and passed.
 				t.Run(name+"/clean", func(t *testing.T) {
 					prompt := fmt.Sprintf("acme asks %d: what is the weather in the harbour town today", i)
 					path, body := contractRequest(d, "m-clean", prompt, stream, c.ask)
-					resp, out := post(t, s.URL+path, "sk-acme", body)
-					verdict, checks := verdictOf(resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks"), out)
-					if resp.StatusCode != 200 || verdict != "verified" || !strings.Contains(checks, "contract=ok") {
-						t.Fatalf("status %d verdict %q checks %q\n%.800s", resp.StatusCode, verdict, checks, out)
-					}
+					wantContract(t, s, path, body, "verified", "ok")
 				})
 			}
 		}
 	}
 	return s
+}
+
+// wantContract posts body to path as acme and holds the answer to its
+// contract outcome: verdict want with contract=code in Custody-Checks; a
+// rejection's error names the code, a flagged answer is served 200, and
+// a verified one (code ok) is a 200 whose contract check ran and passed.
+func wantContract(t *testing.T, s *server, path, body, want, code string) {
+	t.Helper()
+	resp, out := post(t, s.URL+path, "sk-acme", body)
+	verdict, checks := verdictOf(resp.Header.Get("Custody-Verdict"), resp.Header.Get("Custody-Checks"), out)
+	if verdict != want || !strings.Contains(checks, "contract="+code) {
+		t.Fatalf("status %d verdict %q checks %q, want %s with contract=%s\n%.800s", resp.StatusCode, verdict, checks, want, code, out)
+	}
+	if want == "rejected" && !strings.Contains(out, code) {
+		t.Errorf("the error does not name %s:\n%.600s", code, out)
+	}
+	if want != "rejected" && resp.StatusCode != 200 {
+		t.Errorf("a %s answer with status %d", want, resp.StatusCode)
+	}
 }
