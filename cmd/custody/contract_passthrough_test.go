@@ -48,6 +48,7 @@ func contractPassthroughConfig(t *testing.T) string {
 }
 
 func TestContractPassthrough(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, contractPassthroughConfig(t)))
 	for i, c := range contractMatrix {

@@ -36,6 +36,7 @@ func (h *heldIndex) AddEvents(_ context.Context, evs ...index.Event) error {
 // events close (the index busy with an earlier one) are still recorded
 // and sent, not dropped with the goroutine.
 func TestContractEventsCloseRecordsTheQueue(t *testing.T) {
+	t.Parallel() // in-memory, nothing shared
 	idx := &heldIndex{release: make(chan struct{})}
 	var mu sync.Mutex
 	var sent int

@@ -13,6 +13,7 @@ import (
 // event "dropped" on the timeline, naming the route and the broken
 // clause's code; an honest route beside it gets none.
 func TestContractDropEvent(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	dir := t.TempDir()
 	cfg := `admin_keys: [adm-test]
 canaries: {ignore_path_changes: true}

@@ -16,6 +16,7 @@ import (
 // display, the same request gets the reasoning (the simulator did
 // reason).
 func TestThinkingDisplayOmitted(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	s := agentServe(t)
 	const reasoning = "answering" // a word of the simulator's reasoning
 	for _, tc := range []struct {
@@ -87,6 +88,7 @@ func TestThinkingDisplayOmitted(t *testing.T) {
 // cross_request_contamination, plainly and streamed, and the text
 // reaches the client in neither.
 func TestScanOmittedThinking(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	tp, s := startScan(t, "")
 	for i, stream := range []bool{false, true} {
 		n := 100 + i

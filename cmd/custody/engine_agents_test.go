@@ -30,6 +30,7 @@ const engineClaudeContext = 32768
 // upstream_error_as_success). Measured: of 3 to 5 requests a run, 1 to 4
 // verified, the rest llama.cpp's tool-call parser failing.
 func TestEngineClaudeCode(t *testing.T) {
+	t.Parallel() // its own llama-servers, data dir and ports
 	if testing.Short() {
 		t.Skip("starts llama-server and runs Claude Code")
 	}

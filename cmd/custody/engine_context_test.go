@@ -53,6 +53,7 @@ func capacityOutcomes(checks string) []string {
 // context_length_exceeded, one capacity outcome, and custody doctor
 // reports the configured window as a problem.
 func TestEngineContextBoundary(t *testing.T) {
+	t.Parallel() // its own llama-servers, data dir and ports
 	if testing.Short() {
 		t.Skip("starts llama-server")
 	}

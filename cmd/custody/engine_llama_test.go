@@ -100,7 +100,7 @@ func startLlama(t *testing.T, family string, ctx int) *llama {
 	server, models := engineEnv(t)
 	l := &llama{out: &lockedBuffer{}, done: make(chan struct{}), model: family}
 	args := []string{"-m", filepath.Join(models, "tiny-"+family+".gguf"), "--host", "127.0.0.1", "--port", "0",
-		"-c", strconv.Itoa(ctx), "--jinja", "--alias", family, "-t", "2", "--no-webui"}
+		"-c", strconv.Itoa(ctx), "--jinja", "--alias", family, "-t", "1", "--no-webui"}
 	// ulimit in a shell that then execs the server: the limit is the
 	// server's alone, and the pid is the server's.
 	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, engineMemoryKB)

@@ -21,6 +21,7 @@ import (
 // llama.cpp's own failures (its tool-call parser refusing the model's
 // gibberish) are retried and counted apart, as TestEngineDialects does.
 func TestEnginePassThrough(t *testing.T) {
+	t.Parallel() // its own llama-servers, data dir and ports
 	if testing.Short() {
 		t.Skip("starts llama-server")
 	}

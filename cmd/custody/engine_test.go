@@ -191,6 +191,7 @@ func (ty *tally) report(t *testing.T) {
 // official Go SDKs and as plain HTTP. Every answer the engine serves is
 // verified (no false alarm) with custody's count equal to llama.cpp's.
 func TestEngineDialects(t *testing.T) {
+	t.Parallel() // its own llama-servers, data dir and ports
 	if testing.Short() {
 		t.Skip("starts llama-server")
 	}

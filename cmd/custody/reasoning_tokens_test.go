@@ -40,6 +40,7 @@ func reasoningUpstream(t *testing.T, reasoning int) string {
 // answer verified; where the upstream reports none, it is 0 (custody
 // counts none of its own). Before, it was 0 whatever the upstream said.
 func TestResponsesReasoningTokens(t *testing.T) {
+	t.Parallel() // its own data dir and ports
 	const reported = 4
 	dir := t.TempDir()
 	cfg := `

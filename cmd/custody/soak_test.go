@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,14 @@ contract invoice payment supplier shipment warehouse order delivery schedule mee
 patient dosage clinic trial protocol sample result analysis variance regression model dataset feature
 function variable return loop string integer array struct interface method package import test build
 river mountain forest garden window kitchen morning evening winter summer holiday journey letter story`)
+
+// soakInFull reports whether the long runs behind the documented
+// false-alarm figures (TestCleanSoak's 10,000 requests, the whole
+// chat-template corpus in TestRealEngineFidelity) run in full. .ci/run
+// sets CUSTODY_SOAK=1; without it they run a fifth of their requests,
+// the same shapes, so that go test ./... stays within minutes on a busy
+// laptop and still exercises every path.
+func soakInFull() bool { return os.Getenv("CUSTODY_SOAK") != "" }
 
 // soakPrompt makes a prompt of about n words: shared boilerplate, then
 // text of its own with a nonce-like id.
@@ -62,8 +71,8 @@ func soakBody(r *rand.Rand, i int64, n int, stream bool) string {
 	return fmt.Sprintf(`{"model":"sim-1","stream":%v,"messages":%s,"tools":%s,"tool_choice":"auto"}`, stream, msgs, tools)
 }
 
-// TestCleanSoak: clean traffic raises no alarm. 10,000 requests from two
-// tenants, plain and streamed, prompts from a few tokens to tens of
+// TestCleanSoak: clean traffic raises no alarm. 10,000 requests
+// (CUSTODY_SOAK=1; 2,000 otherwise) from two tenants, plain and streamed, prompts from a few tokens to tens of
 // thousands, a quarter of them with tools and a tool-call round trip, 16
 // at a time, through the real binary with default checks (contamination
 // included, from the first request) and per-tenant prompt-cache salts.
@@ -78,7 +87,11 @@ func TestCleanSoak(t *testing.T) {
 	// look like it hit the other's.
 	cfg := strings.Replace(twoTenants, "request_id_echo: x-request-id}", "request_id_echo: x-request-id, cache_isolation: tenant}", 1)
 	s := startServe(t, dir, "--config", writeConfig(t, dir, cfg))
-	const total, workers = 10000, 16
+	const workers = 16
+	total := int64(2000)
+	if soakInFull() {
+		total = 10000
+	}
 	var (
 		next    atomic.Int64
 		alarms  []string
