@@ -19,14 +19,22 @@ import (
 // when the failure may be retried on the next route (transport failure,
 // 5xx, 429, the upstream's own context-length refusal).
 func (x *exchange) attempt(rt route) (done bool, err error) {
-	ctx, cancel := context.WithCancel(x.r.Context())
-	defer cancel()
+	// A stream's attempt is cancelled when it is abandoned (relayStream
+	// cancels it on a gap or a failed check); a plain one needs no
+	// context of its own before its timeout's, below (one context fewer
+	// a request: each costs allocations and a place in its parent's
+	// children).
+	ctx, cancel := x.r.Context(), context.CancelFunc(nil)
+	if x.tx.Stream {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+	}
 	// Room for the answer's first read, before the upstream is asked:
 	// past the in-flight budget a new request waits here, and is refused
 	// overloaded, before it costs the upstream anything. The answer's
 	// reading grows the reservation (finishPlain, relayStream); all of it
 	// is returned when the attempt ends, however it ends.
-	x.hold = x.g.inflight.hold(ctx)
+	x.hold = x.g.inflight.hold(ctx, &x.held)
 	defer x.hold.free()
 	if err := x.hold.upTo(firstReserve); err != nil {
 		return true, err

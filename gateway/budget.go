@@ -152,11 +152,15 @@ type hold struct {
 	n   int64
 }
 
-func (b *Budget) hold(ctx context.Context) *hold {
+// hold starts a hold in h, the caller's storage (an exchange keeps its
+// current attempt's, which saves an allocation a request), and returns
+// it; nil if there is no budget.
+func (b *Budget) hold(ctx context.Context, h *hold) *hold {
 	if b == nil {
 		return nil
 	}
-	return &hold{b: b, ctx: ctx}
+	*h = hold{b: b, ctx: ctx}
+	return h
 }
 
 // upTo grows the reservation to at least n bytes.

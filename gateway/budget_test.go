@@ -77,7 +77,7 @@ func TestBudgetReserveRelease(t *testing.T) {
 
 	// A hold grows and frees whole.
 	b.release(90)
-	h := b.hold(ctx)
+	h := b.hold(ctx, new(hold))
 	for _, n := range []int64{10, 5, 50, 50} {
 		if err := h.upTo(n); err != nil {
 			t.Fatal(err)

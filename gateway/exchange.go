@@ -38,12 +38,14 @@ type exchange struct {
 	probe  *canaryProbe // set for canary traffic
 	model  *model
 	policy *config.Policy
-	prompt *promptWork
+	prompt *promptWork // nil or &work
+	work   promptWork
 
 	contract   contractStream // a stream's answer joined for the contract check (contract.go)
 	noContract bool           // the stream's wire has no contract (or the check is off)
 	cacheKey   string         // the tenant's prompt-cache history key on the route, "" if not isolated
-	hold       *hold          // the current attempt's share of the in-flight budget (budget.go)
+	hold       *hold          // the current attempt's share of the in-flight budget (budget.go): nil or &held
+	held       hold           // hold's storage
 	respCommit hash.Hash      // SHA-256(salt || bytes delivered to the client)
 	recordable bool           // the transaction goes to the ledger (the caller is a tenant)
 	started    bool           // response bytes have been written

@@ -113,9 +113,11 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 	return m.acct.PrepareText(p, false), nil
 }
 
-// startPromptWork counts and fingerprints the prompt in a goroutine.
+// startPromptWork counts and fingerprints the prompt in a goroutine. The
+// work is the exchange's own (x.work): an exchange starts it once.
 func (x *exchange) startPromptWork(p *openai.Prompt, pp *accounting.Prepared) *promptWork {
-	w := &promptWork{done: make(chan struct{}),
+	w := &x.work
+	*w = promptWork{done: make(chan struct{}),
 		unrendered: pp.Unrendered != nil && !errors.Is(pp.Unrendered, template.ErrClientTemplate)}
 	contam, id, tenant := x.g.contam, x.tx.ID, x.tx.Tenant
 	raw := "" // the messages' text, which contamination fingerprints
@@ -142,7 +144,15 @@ func promptText(p *openai.Prompt) string {
 	if len(p.Messages) == 1 {
 		return p.Messages[0].Content
 	}
+	n := 0
+	for _, m := range p.Messages {
+		n += len(m.Content) + 1
+	}
+	for _, t := range p.Texts {
+		n += len(t) + 1
+	}
 	var b strings.Builder
+	b.Grow(n) // one allocation, where growing as it goes made three
 	for _, m := range p.Messages {
 		b.WriteString(m.Content)
 		b.WriteByte('\n')
