@@ -9,22 +9,53 @@ import (
 )
 
 // Response is what custody checks in a Messages response from a
-// Messages upstream.
+// Messages upstream, the contract check included (check.MessagesAnswer
+// reads it instead of decoding the body again).
 type Response struct {
 	Type       string  `json:"type"`
 	ID         string  `json:"id"`
 	Model      string  `json:"model"`
 	Role       string  `json:"role"`
 	StopReason *string `json:"stop_reason"`
-	Usage      *Usage  `json:"usage"`
-	Content    []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	Error *struct {
+	// StopSequence is stop_sequence as it came, any JSON value (nil when
+	// absent): the contract reads it as a string, and a value of another
+	// type is the contract's to judge, not a failure to parse.
+	StopSequence json.RawMessage `json:"stop_sequence"`
+	Usage        *ResponseUsage  `json:"usage"`
+	Content      []ResponseBlock `json:"content"`
+	Error        *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// ResponseUsage is a response's usage: Usage, and whether output_tokens
+// was given at all (the contract tells a count not reported from 0).
+type ResponseUsage struct {
+	Usage
+	// Output is output_tokens, nil when absent or null;
+	// Usage.OutputTokens is its value, or 0.
+	Output *int `json:"output_tokens"`
+}
+
+// counts is the usage with output_tokens in Usage.OutputTokens (where
+// the decoder left it for Output, the shallower of the two).
+func (u *ResponseUsage) counts() Usage {
+	c := u.Usage
+	if u.Output != nil {
+		c.OutputTokens = *u.Output
+	}
+	return c
+}
+
+// ResponseBlock is a content block of a response. Name, like StopSequence, is
+// kept as it came (a tool_use block's is a string): no value of a member
+// only the contract reads fails the parse.
+type ResponseBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Name  json.RawMessage `json:"name"`
+	Input json.RawMessage `json:"input"`
 }
 
 // responseMembers are the members of a response (or a stream event)
@@ -54,6 +85,9 @@ func ParseResponse(b []byte) (*Response, error) {
 	r := &Response{}
 	if err := json.Unmarshal(b, r); err != nil {
 		return nil, custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's answer is not a Messages response")
+	}
+	if r.Usage != nil {
+		r.Usage.Usage = r.Usage.counts()
 	}
 	if err := strict.Check(b, responseMembers); err != nil {
 		return nil, custody.Errorf(custody.CodeResponseAmbiguous, "upstream body: ambiguous members: %s", err)
@@ -85,7 +119,11 @@ func (r *Response) Failure() error {
 	case r.StopReason == nil:
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream's message has no stop_reason")
 	}
-	return stopFailure(*r.StopReason, r.Usage)
+	var u *Usage
+	if r.Usage != nil {
+		u = &r.Usage.Usage
+	}
+	return stopFailure(*r.StopReason, u)
 }
 
 func stopFailure(stop string, u *Usage) error {

@@ -81,7 +81,7 @@ func (v *StreamValidator) Event(data []byte) error {
 		}
 		v.ID, v.Model = e.Message.ID, e.Message.Model
 		if e.Message.Usage != nil {
-			v.Usage = *e.Message.Usage
+			v.Usage = e.Message.Usage.counts()
 		}
 		v.state = stMessage
 	case "content_block_start":

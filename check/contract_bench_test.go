@@ -85,7 +85,11 @@ func BenchmarkContractWires(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		mplain, mevents := msgAnswer("tool_use", 40, msgBlock{name: last, input: args})
+		mbody, mevents := msgAnswer("tool_use", 40, msgBlock{name: last, input: args})
+		mplain, err := anthropic.ParseResponse(mbody) // as the Messages dialect parses it
+		if err != nil {
+			b.Fatal(err)
+		}
 		rr, err := responses.ParseRequest([]byte(`{"model":"m","max_output_tokens":200,"input":"q","tools":[` + strings.Join(rt, ",") + `]}`))
 		if err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/custody-gateway/custody/anthropic"
@@ -60,7 +61,12 @@ func FuzzContractWires(f *testing.F) {
 				return
 			}
 			c = MessagesContract(r)
-			a = MessagesAnswer(plain)
+			if parsed, err := anthropic.ParseResponse(plain); err == nil {
+				a = MessagesAnswer(parsed)
+				if want := messagesAnswerOfBody(plain); !reflect.DeepEqual(a, want) {
+					t.Fatalf("MessagesAnswer %+v, the body's %+v", a, want)
+				}
+			}
 			ms := c.NewMessagesStream()
 			for _, e := range bytes.Split(events, []byte("\n")) {
 				typ, data, _ := bytes.Cut(e, []byte(" "))

@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/custody-gateway/custody/anthropic"
 )
@@ -99,54 +100,81 @@ func finishOfStop(stop string) string {
 	return stop
 }
 
-// messagesBody is what the contract reads of a Messages response (whose
-// members anthropic.ParseResponse checked for ambiguity).
-type messagesBody struct {
-	StopReason   *string `json:"stop_reason"`
-	StopSequence *string `json:"stop_sequence"`
-	Content      []struct {
-		Type  string          `json:"type"`
-		Text  string          `json:"text"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	} `json:"content"`
-	Usage *struct {
-		OutputTokens *int `json:"output_tokens"`
-	} `json:"usage"`
-}
-
-// MessagesAnswer is the answer of a complete Messages response: its text
-// blocks joined, its tool_use blocks as calls (input as arguments), its
-// stop_reason and usage.output_tokens.
-func MessagesAnswer(body []byte) Answer {
+// MessagesAnswer is the answer of a complete Messages response as
+// anthropic.ParseResponse read it: its text blocks joined, its tool_use
+// blocks as calls (input as arguments), its stop_reason and
+// usage.output_tokens. A stop_sequence or a block's name that is neither
+// a string nor null makes an empty answer (no choice, no count), as a
+// body the answer could not be read from.
+func MessagesAnswer(r *anthropic.Response) Answer {
 	a := Answer{CompletionTokens: -1}
-	var m messagesBody
-	if json.Unmarshal(body, &m) != nil {
+	ch := AnswerChoice{}
+	var ok bool
+	if ch.StopSequence, ok = rawString(r.StopSequence); !ok {
 		return a
 	}
-	if m.Usage != nil && m.Usage.OutputTokens != nil {
-		a.CompletionTokens = *m.Usage.OutputTokens
+	n, calls := 0, 0
+	for i := range r.Content {
+		b := &r.Content[i]
+		if _, ok := rawString(b.Name); !ok {
+			return a
+		}
+		switch b.Type {
+		case "text":
+			n += len(b.Text)
+		case "tool_use":
+			calls++
+		}
 	}
-	ch := AnswerChoice{}
-	if m.StopReason != nil {
-		ch.Finish = finishOfStop(*m.StopReason)
-		ch.AtStop = *m.StopReason == anthropic.StopSequence
+	if r.Usage != nil && r.Usage.Output != nil {
+		a.CompletionTokens = *r.Usage.Output
 	}
-	if m.StopSequence != nil {
-		ch.StopSequence = *m.StopSequence
+	if r.StopReason != nil {
+		ch.Finish = finishOfStop(*r.StopReason)
+		ch.AtStop = *r.StopReason == anthropic.StopSequence
 	}
 	var text strings.Builder
-	for _, b := range m.Content {
-		switch b.Type {
+	text.Grow(n)
+	if calls > 0 {
+		ch.Calls = make([]Call, 0, calls)
+	}
+	for i := range r.Content {
+		switch b := &r.Content[i]; b.Type {
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			ch.Calls = append(ch.Calls, Call{Name: b.Name, Arguments: string(b.Input)})
+			name, _ := rawString(b.Name)
+			ch.Calls = append(ch.Calls, Call{Name: name, Arguments: string(b.Input)})
 		}
 	}
 	ch.Text = text.String()
 	a.Choices = []AnswerChoice{ch}
 	return a
+}
+
+// rawString is a JSON value kept as it came read as a string, as
+// encoding/json decodes one into a string: absent or null is "", another
+// string's contents the string; ok is false for any other value.
+func rawString(raw json.RawMessage) (s string, ok bool) {
+	if len(raw) == 0 {
+		return "", true
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && plainString(raw[1:len(raw)-1]) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// plainString reports whether b, a JSON string's contents, is its own
+// value: no escape, no control character, valid UTF-8 (encoding/json
+// would replace an invalid byte).
+func plainString(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c < 0x20 || c == '"' {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // MessagesStream joins a Messages stream's events into its Answer: the

@@ -112,11 +112,12 @@ func TestMessagesContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain, events := msgAnswer(tc.stop, tc.tokens, tc.blocks...)
-			if _, err := anthropic.ParseResponse(plain); err != nil {
+			parsed, err := anthropic.ParseResponse(plain)
+			if err != nil {
 				t.Fatalf("%s: %v", plain, err)
 			}
 			c := MessagesContract(r)
-			if got := codes(c.Check(MessagesAnswer(plain), nil)); !slices.Equal(got, tc.want) {
+			if got := codes(c.Check(MessagesAnswer(parsed), nil)); !slices.Equal(got, tc.want) {
 				t.Errorf("plain: %v, want %v", got, tc.want)
 			}
 			c = MessagesContract(r)

@@ -58,7 +58,9 @@ func (x *exchange) checkContractPlain(r *Reading, body []byte) {
 			x.judgeContract(c, check.PlainAnswer(c, r.Chat, body))
 		}
 	case messages:
-		x.judgeContract(c, check.MessagesAnswer(body))
+		if r.Messages != nil {
+			x.judgeContract(c, check.MessagesAnswer(r.Messages))
+		}
 	case responsesFront:
 		x.judgeContract(c, check.ResponsesAnswer(body))
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
 )
@@ -150,6 +151,10 @@ type Reading struct {
 	// Chat is the chat wire's response as its checks decoded it (nil
 	// from other wires), for the contract check.
 	Chat *openai.Response
+	// Messages is the Messages wire's response as its checks decoded it
+	// (nil from other wires and from a Messages stream's events), for the
+	// contract check.
+	Messages *anthropic.Response
 	// Finish are the finish reasons the response (or event) carries, one
 	// per choice that finished in it (chat and completions'
 	// finish_reason, Messages' stop_reason); none from the Responses

@@ -48,7 +48,7 @@ func (*messagesDialect) ParseResponse(body []byte) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	rd := Reading{ID: r.ID, Model: r.Model, Texts: messagesTexts(nil, body, false), Shape: r.Failure()}
+	rd := Reading{ID: r.ID, Model: r.Model, Texts: messagesTexts(nil, body, false), Shape: r.Failure(), Messages: r}
 	if r.StopReason != nil && *r.StopReason != "" {
 		rd.Finish = []string{*r.StopReason}
 	}
