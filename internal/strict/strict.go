@@ -14,9 +14,8 @@ package strict
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,95 +39,306 @@ func (e *Error) Error() string {
 
 // Check checks body, which must be valid JSON (json.Valid), against m.
 // It returns an *Error for an ambiguous member, nil otherwise.
+//
+// It walks the bytes once, without a decoder: a json.Decoder's tokens
+// cost an error value built and dropped at the end of every value, and
+// this runs on every answer and stream event of the Messages and
+// Responses wires. A key is decoded (encoding/json's way) only when it
+// has an escape or a byte past ASCII; a path is spelled only for an
+// error.
 func Check(body []byte, m Members) error {
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	w := walker{d: d, b: body}
-	err := w.value(m, "")
-	if errors.Is(err, io.EOF) {
+	w := walker{b: body}
+	w.space()
+	if w.i >= len(w.b) {
 		return nil
 	}
-	return err
-}
-
-type walker struct {
-	d *json.Decoder
-	b []byte
-}
-
-// value reads one value; m applies to it when it is an object or an array
-// of objects.
-func (w *walker) value(m Members, path string) error {
-	tok, err := w.d.Token()
+	err := w.value(m)
 	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		return w.object(m, path)
-	case json.Delim('['):
-		for k := 0; w.d.More(); k++ {
-			if err := w.value(m, path+"["+strconv.Itoa(k)+"]"); err != nil {
-				return err
-			}
-		}
-		_, err := w.d.Token() // ']'
+		// Where: found again, the path spelled on the way, only now.
+		f := walker{b: body}
+		f.space()
+		err.Path, _ = f.find(m, "", w.at)
 		return err
 	}
 	return nil
 }
 
-func (w *walker) object(m Members, path string) error {
-	var seen map[string]bool
-	for w.d.More() {
-		before := w.d.InputOffset()
-		tok, err := w.d.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		raw := w.b[before:w.d.InputOffset()]
-		name, checked := "", false
-		for n := range m {
-			if strings.EqualFold(key, n) {
-				name, checked = n, true
-				break
+// walker walks valid JSON: i is the next byte to read. at is where the
+// object of an ambiguous member begins.
+type walker struct {
+	b  []byte
+	i  int
+	at int
+}
+
+// value walks one value at w.i; m applies to it when it is an object or
+// an array of objects (of arrays of objects...).
+func (w *walker) value(m Members) *Error {
+	switch w.b[w.i] {
+	case '{':
+		return w.object(m)
+	case '[':
+		w.i++
+		for {
+			if w.next(']') {
+				return nil
 			}
-		}
-		var inner Members
-		if checked {
-			switch {
-			case key != name:
-				return &Error{path, fmt.Sprintf("member %q differs from %q only in case", key, name)}
-			case bytes.IndexByte(raw, '\\') >= 0:
-				return &Error{path, fmt.Sprintf("member %q is written with escapes", name)}
-			case seen[name]:
-				return &Error{path, fmt.Sprintf("duplicate member %q", name)}
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[name] = true
-			inner = m[name]
-		}
-		if inner == nil {
-			if err := w.skip(); err != nil {
+			if err := w.value(m); err != nil {
 				return err
 			}
+		}
+	}
+	w.skip()
+	return nil
+}
+
+// next moves past the space and the comma before an element or a
+// member, and reports whether end (the object's or array's) is there
+// instead, moving past it.
+func (w *walker) next(end byte) bool {
+	w.space()
+	switch w.b[w.i] {
+	case end:
+		w.i++
+		return true
+	case ',':
+		w.i++
+		w.space()
+	}
+	return false
+}
+
+// key reads a member's key and the colon after it, and returns the key
+// as it is written (quoted).
+func (w *walker) key() []byte {
+	start := w.i
+	w.skipString()
+	raw := w.b[start:w.i]
+	w.space()
+	w.i++ // ':'
+	w.space()
+	return raw
+}
+
+func (w *walker) object(m Members) *Error {
+	// The checked members seen, as written: each is spelled exactly (a
+	// variant is refused first), so the bytes are the name.
+	var small [8][]byte
+	seen := small[:0]
+	at := w.i
+	w.i++ // '{'
+	for !w.next('}') {
+		raw := w.key()
+		k := raw[1 : len(raw)-1]
+		inner, exact := m[string(k)] // found without a copy
+		exact = exact && plain(k)
+		name, checked := "", exact
+		if !exact {
+			name, checked = match(raw, m)
+		}
+		if checked {
+			var msg string
+			switch {
+			case exact:
+			case !spelled(raw, name):
+				msg = fmt.Sprintf("member %q differs from %q only in case", keyOf(raw), name)
+			case bytes.IndexByte(raw, '\\') >= 0:
+				msg = fmt.Sprintf("member %q is written with escapes", name)
+			}
+			spelt := k // the name, as written
+			if !exact {
+				spelt, inner = []byte(name), m[name]
+			}
+			if msg == "" && slices.ContainsFunc(seen, func(s []byte) bool { return bytes.Equal(s, spelt) }) {
+				msg = fmt.Sprintf("duplicate member %q", string(spelt))
+			}
+			if msg != "" {
+				w.at = at
+				return &Error{Msg: msg}
+			}
+			seen = append(seen, spelt)
+		}
+		if !checked || inner == nil {
+			w.skip()
 			continue
 		}
-		if err := w.value(inner, join(path, name)); err != nil {
+		if err := w.value(inner); err != nil {
 			return err
 		}
 	}
-	_, err := w.d.Token() // '}'
-	return err
+	return nil
 }
 
-// skip reads one value without looking into it.
-func (w *walker) skip() error {
-	var raw json.RawMessage
-	return w.d.Decode(&raw)
+// find walks as value does, spelling the path as it goes, to the object
+// that begins at target, and returns that object's path. It walks only a
+// body that value found ambiguous at target: every object before it
+// passed.
+func (w *walker) find(m Members, path string, target int) (string, bool) {
+	switch w.b[w.i] {
+	case '{':
+		if w.i == target {
+			return path, true
+		}
+		w.i++
+		for !w.next('}') {
+			name, checked := match(w.key(), m)
+			if inner := m[name]; checked && inner != nil {
+				if p, ok := w.find(inner, join(path, name), target); ok {
+					return p, true
+				}
+				continue
+			}
+			w.skip()
+		}
+		return "", false
+	case '[':
+		w.i++
+		for k := 0; !w.next(']'); k++ {
+			if p, ok := w.find(m, path+"["+strconv.Itoa(k)+"]", target); ok {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	w.skip()
+	return "", false
+}
+
+// match finds the name of m that the key raw (quoted) equals under
+// strings.EqualFold, as the decoded key.
+func match(raw []byte, m Members) (string, bool) {
+	if k := raw[1 : len(raw)-1]; plain(k) {
+		for n := range m {
+			if equalFoldASCII(k, n) {
+				return n, true
+			}
+		}
+		return "", false
+	}
+	key := keyOf(raw)
+	for n := range m {
+		if strings.EqualFold(key, n) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// spelled reports whether the key raw (quoted), decoded, is name.
+func spelled(raw []byte, name string) bool {
+	k := raw[1 : len(raw)-1]
+	if plain(k) {
+		return string(k) == name
+	}
+	return keyOf(raw) == name
+}
+
+// keyOf is the key raw (quoted) decoded as encoding/json decodes it.
+func keyOf(raw []byte) string {
+	if k := raw[1 : len(raw)-1]; plain(k) {
+		return string(k)
+	}
+	var s string
+	json.Unmarshal(bytes.Clone(raw), &s) // a copy: raw, and the walker's body, stay off the heap's books
+	return s
+}
+
+// plain reports whether a string's contents are printable ASCII without
+// an escape: their own decoding.
+func plain(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldASCII is strings.EqualFold(string(k), n) for an ASCII k,
+// without the copy where n is ASCII too.
+func equalFoldASCII(k []byte, n string) bool {
+	for i := 0; i < len(n); i++ {
+		if n[i] >= 0x80 {
+			return strings.EqualFold(string(k), n) // the Kelvin sign folds to k
+		}
+	}
+	if len(k) != len(n) {
+		return false
+	}
+	for i := range k {
+		a, b := k[i], n[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *walker) space() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\r', '\n':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// skipString moves past the string at w.i.
+func (w *walker) skipString() {
+	w.i++ // '"'
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case '\\':
+			w.i += 2
+		case '"':
+			w.i++
+			return
+		default:
+			w.i++
+		}
+	}
+}
+
+// skip moves past the value at w.i without looking into it.
+func (w *walker) skip() {
+	switch w.b[w.i] {
+	case '"':
+		w.skipString()
+	case '{', '[':
+		depth := 0
+		for w.i < len(w.b) {
+			switch w.b[w.i] {
+			case '"':
+				w.skipString()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					w.i++
+					return
+				}
+			}
+			w.i++
+		}
+	default: // a number or a literal
+		for w.i < len(w.b) {
+			switch w.b[w.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return
+			}
+			w.i++
+		}
+	}
 }
 
 func join(path, name string) string {
