@@ -163,3 +163,59 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// replaceTopDecoder is ReplaceTop as it was when it walked json.Decoder's
+// tokens: the reference for TestReplaceTopAsDecoder and FuzzCheck.
+func replaceTopDecoder(body []byte, name string, value []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return body
+	}
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return body
+		}
+		start := d.InputOffset()
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return body
+		}
+		if tok == name {
+			end := d.InputOffset()
+			vs := start + int64(bytes.Index(body[start:end], raw))
+			out := make([]byte, 0, len(body)+len(value))
+			out = append(out, body[:vs]...)
+			out = append(out, value...)
+			return append(out, body[vs+int64(len(raw)):]...)
+		}
+	}
+	return body
+}
+
+func TestReplaceTopAsDecoder(t *testing.T) {
+	for _, b := range append(checkBodies, `{"x":[1,{"model":2}],"model" : 1.5e3 }`, `{"model":{"a":"}"},"x":1}`,
+		`{"m\u006fdel":"a"}`, `{"x":"model","model":[]}`, ` {} `, `{"model":null}`, `{"Model":1,"model":2}`) {
+		got, want := ReplaceTop([]byte(b), "model", []byte(`"up"`)), replaceTopDecoder([]byte(b), "model", []byte(`"up"`))
+		if !bytes.Equal(got, want) {
+			t.Errorf("ReplaceTop(%s) = %s, the decoder's %s", b, got, want)
+		}
+	}
+}
+
+// BenchmarkReplaceTop rewrites the model of a Messages request with two
+// turns and a tool, against the decoder walk it replaced.
+func BenchmarkReplaceTop(b *testing.B) {
+	body := []byte(`{"model":"claude-x","max_tokens":200,"system":"You are terse.","messages":[{"role":"user","content":"What is the weather in Oslo?"},{"role":"assistant","content":[{"type":"text","text":"Checking."}]}],"tools":[{"name":"weather","description":"the weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],"stream":false}`)
+	for _, v := range []struct {
+		name    string
+		replace func([]byte, string, []byte) []byte
+	}{{"walker", ReplaceTop}, {"decoder", replaceTopDecoder}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v.replace(body, "model", []byte(`"up"`))
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package strict
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -30,6 +31,9 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		out := ReplaceTop(b, "model", []byte(`"up"`))
+		if want := replaceTopDecoder(b, "model", []byte(`"up"`)); !bytes.Equal(out, want) {
+			t.Fatalf("ReplaceTop(%s) = %s, the decoder's %s", b, out, want)
+		}
 		if !json.Valid(out) {
 			t.Fatalf("ReplaceTop(%s) = %s, not JSON", b, out)
 		}
