@@ -94,7 +94,11 @@ func BenchmarkContractWires(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rplain, revents := respAnswer("completed", 40, msgBlock{name: last, input: args})
+		rbody, revents := respAnswer("completed", 40, msgBlock{name: last, input: args})
+		rplain, err := responses.ParseResponse(rbody) // as the Responses dialect parses it
+		if err != nil {
+			b.Fatal(err)
+		}
 		run := func(name string, contract func() Contract, plain func(*Contract) Answer) {
 			b.Run(fmt.Sprintf("%s/tools=%d", name, n), func(b *testing.B) {
 				var schemas Schemas

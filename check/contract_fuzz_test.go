@@ -79,7 +79,12 @@ func FuzzContractWires(f *testing.F) {
 				return
 			}
 			c = ResponsesContract(r)
-			a = ResponsesAnswer(plain)
+			if parsed, err := responses.ParseResponse(plain); err == nil {
+				a = ResponsesAnswer(parsed)
+				if want := responsesAnswerOfBody(plain); !reflect.DeepEqual(a, want) {
+					t.Fatalf("ResponsesAnswer %+v, the body's %+v", a, want)
+				}
+			}
 			rs := c.NewResponsesStream()
 			for _, e := range bytes.Split(events, []byte("\n")) {
 				typ, data, _ := bytes.Cut(e, []byte(" "))

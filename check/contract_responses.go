@@ -156,13 +156,38 @@ func (r *responseObject) reason() string {
 	return r.IncompleteDetails.Reason
 }
 
-// ResponsesAnswer is the answer of a complete Response body.
-func ResponsesAnswer(body []byte) Answer {
-	var r responseObject
-	if json.Unmarshal(body, &r) != nil {
-		return Answer{CompletionTokens: -1}
+// ResponsesAnswer is the answer of a complete Response as
+// responses.ParseResponse read it. A function_call's name or arguments,
+// or incomplete_details' reason, that is not a string (nor null), or
+// incomplete_details that is not an object (nor null), makes an empty
+// answer (no choice, no count), as a body the answer could not be read
+// from.
+func ResponsesAnswer(r *responses.Response) Answer {
+	o := responseObject{Status: r.Status, Output: make([]responseItem, len(r.Output))}
+	if raw := r.IncompleteDetails; len(raw) > 0 && string(raw) != "null" {
+		o.IncompleteDetails = new(struct {
+			Reason string `json:"reason"`
+		})
+		if json.Unmarshal(raw, o.IncompleteDetails) != nil {
+			return Answer{CompletionTokens: -1}
+		}
 	}
-	return r.answer()
+	if r.Usage != nil {
+		o.Usage = &struct {
+			OutputTokens *int `json:"output_tokens"`
+		}{r.Usage.OutputTokens}
+	}
+	for i := range r.Output {
+		it, out := &r.Output[i], &o.Output[i]
+		var ok1, ok2 bool
+		out.Name, ok1 = rawString(it.Name)
+		out.Arguments, ok2 = rawString(it.Arguments)
+		if !ok1 || !ok2 {
+			return Answer{CompletionTokens: -1}
+		}
+		out.Type, out.Content = it.Type, it.Content
+	}
+	return o.answer()
 }
 
 // ResponsesStream joins a Responses stream's events into its Answer: each

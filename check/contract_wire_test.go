@@ -245,11 +245,12 @@ func TestResponsesContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain, events := respAnswer(tc.status, tc.tokens, tc.blocks...)
-			if _, err := responses.ParseResponse(plain); err != nil {
+			parsed, err := responses.ParseResponse(plain)
+			if err != nil {
 				t.Fatalf("%s: %v", plain, err)
 			}
 			c := ResponsesContract(r)
-			if got := codes(c.Check(ResponsesAnswer(plain), nil)); !slices.Equal(got, tc.want) {
+			if got := codes(c.Check(ResponsesAnswer(parsed), nil)); !slices.Equal(got, tc.want) {
 				t.Errorf("plain: %v, want %v", got, tc.want)
 			}
 			c = ResponsesContract(r)

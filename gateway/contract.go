@@ -62,7 +62,9 @@ func (x *exchange) checkContractPlain(r *Reading, body []byte) {
 			x.judgeContract(c, check.MessagesAnswer(r.Messages))
 		}
 	case responsesFront:
-		x.judgeContract(c, check.ResponsesAnswer(body))
+		if r.Responses != nil {
+			x.judgeContract(c, check.ResponsesAnswer(r.Responses))
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/custody-gateway/custody/anthropic"
 	"github.com/custody-gateway/custody/config"
 	"github.com/custody-gateway/custody/openai"
+	"github.com/custody-gateway/custody/responses"
 )
 
 // Dialect is one wire format of the exchange: what differs between OpenAI
@@ -155,6 +156,10 @@ type Reading struct {
 	// (nil from other wires and from a Messages stream's events), for the
 	// contract check.
 	Messages *anthropic.Response
+	// Responses is the Responses wire's plain response as its checks
+	// decoded it (nil from other wires and from stream events), for the
+	// contract check.
+	Responses *responses.Response
 	// Finish are the finish reasons the response (or event) carries, one
 	// per choice that finished in it (chat and completions'
 	// finish_reason, Messages' stop_reason); none from the Responses

@@ -46,14 +46,16 @@ func (*responsesDialect) ParseResponse(body []byte) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	return responseReading(r, responsesTexts(nil, body, false)), nil
+	rd := responseReading(r, responsesTexts(nil, body, false))
+	rd.Responses = r
+	return rd, nil
 }
 
 // responseReading is r as the checks read it, with texts, its body's.
 func responseReading(r *responses.Response, texts []Text) Reading {
 	rd := Reading{ID: r.ID, Model: r.Model, Texts: texts, Shape: r.Failure()}
 	if r.Usage != nil {
-		rd.Usage = &Usage{Prompt: r.Usage.InputTokens, Completion: r.Usage.OutputTokens, Cached: r.Cached()}
+		rd.Usage = &Usage{Prompt: r.Usage.InputTokens, Completion: r.OutputTokens(), Cached: r.Cached()}
 	}
 	return rd
 }

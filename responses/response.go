@@ -8,28 +8,44 @@ import (
 )
 
 // Response is what custody checks in a Response object from an upstream
-// that speaks Responses.
+// that speaks Responses, the contract check included
+// (check.ResponsesAnswer reads it instead of decoding the body again).
 type Response struct {
 	ID     string `json:"id"`
 	Object string `json:"object"`
 	Status string `json:"status"`
 	Model  string `json:"model"`
 	Usage  *struct {
-		InputTokens        int `json:"input_tokens"`
-		OutputTokens       int `json:"output_tokens"`
+		InputTokens int `json:"input_tokens"`
+		// OutputTokens is nil when absent or null (the contract tells a
+		// count not reported from 0); Response.OutputTokens reads it.
+		OutputTokens       *int `json:"output_tokens"`
 		InputTokensDetails *struct {
 			CachedTokens int `json:"cached_tokens"`
 		} `json:"input_tokens_details"`
 	} `json:"usage"`
 	Output []struct {
-		Type    string `json:"type"`
-		Content []struct {
+		Type string `json:"type"`
+		// Name and Arguments (a function_call's strings) are kept as they
+		// came: only the contract reads them, and a value of another type
+		// is its to judge, not a failure to parse.
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Content   []struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
 	} `json:"output"`
 	Error             json.RawMessage `json:"error"`
 	IncompleteDetails json.RawMessage `json:"incomplete_details"`
+}
+
+// OutputTokens is usage.output_tokens, 0 when there is no usage or no count.
+func (r *Response) OutputTokens() int {
+	if r.Usage == nil || r.Usage.OutputTokens == nil {
+		return 0
+	}
+	return *r.Usage.OutputTokens
 }
 
 var usageMembers = strict.Members{"input_tokens": nil, "output_tokens": nil, "total_tokens": nil,
@@ -95,7 +111,7 @@ func (r *Response) Failure() error {
 	if len(r.Error) > 0 && string(r.Error) != "null" || r.Object != "response" {
 		return custody.Errorf(custody.CodeUpstreamErrorAsSuccess, "the upstream answered 200 with an error body")
 	}
-	return statusFailure(r.Status, r.Usage != nil && r.Usage.OutputTokens > 0 || r.Text() != "")
+	return statusFailure(r.Status, r.OutputTokens() > 0 || r.Text() != "")
 }
 
 func statusFailure(status string, wrote bool) error {
