@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -86,13 +87,17 @@ func (p *parser) value(depth int) (jinja.Value, error) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		p.i++
-		obj := jinja.NewDict()
-		d := obj.AsDict()
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
-			return obj, nil
+			return jinja.NewDict(), nil
 		}
+		// The members are gathered first, so that the dict's key list is
+		// made once at its size (Dict.Set grew it member by member);
+		// set in order, a repeated key keeps its first place and its last
+		// value, as with Set as they come.
+		var small [8]member
+		ms := small[:0]
 		for {
 			p.space()
 			if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -112,7 +117,7 @@ func (p *parser) value(depth int) (jinja.Value, error) {
 			if err != nil {
 				return jinja.Undefined(), err
 			}
-			d.Set(k, v)
+			ms = append(ms, member{k, v})
 			p.space()
 			if p.i < len(p.b) && p.b[p.i] == ',' {
 				p.i++
@@ -120,18 +125,25 @@ func (p *parser) value(depth int) (jinja.Value, error) {
 			}
 			if p.i < len(p.b) && p.b[p.i] == '}' {
 				p.i++
+				obj := jinja.NewDict()
+				d := obj.AsDict()
+				d.Keys = make([]string, 0, len(ms))
+				for _, m := range ms {
+					d.Set(m.k, m.v)
+				}
 				return obj, nil
 			}
 			return jinja.Undefined(), p.errorf("want ',' or '}'")
 		}
 	case c == '[':
 		p.i++
-		var its []jinja.Value
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ']' {
 			p.i++
-			return jinja.NewList(its), nil
+			return jinja.NewList(nil), nil
 		}
+		var small [8]jinja.Value // gathered, then copied once at the list's size
+		its := small[:0]
 		for {
 			p.space()
 			v, err := p.value(depth + 1)
@@ -146,11 +158,14 @@ func (p *parser) value(depth int) (jinja.Value, error) {
 			}
 			if p.i < len(p.b) && p.b[p.i] == ']' {
 				p.i++
-				return jinja.NewList(its), nil
+				return jinja.NewList(slices.Clone(its)), nil
 			}
 			return jinja.Undefined(), p.errorf("want ',' or ']'")
 		}
 	case c == '"':
+		if v, ok := p.commonValue(); ok {
+			return v, nil
+		}
 		s, err := p.str()
 		return jinja.NewString(s), err
 	case c == 't':
@@ -220,6 +235,59 @@ func (p *parser) number() (jinja.Value, error) {
 
 // str scans a string at p.i (its opening quote). Without escapes or
 // invalid UTF-8 it is one copy of the bytes.
+// member is an object's member as the parser gathers it.
+type member struct {
+	k string
+	v jinja.Value
+}
+
+// The string values every chat request repeats, made once: a string
+// made a value is an allocation (jinja.NewString boxes it).
+var (
+	valueUser      = jinja.NewString("user")
+	valueAssistant = jinja.NewString("assistant")
+	valueSystem    = jinja.NewString("system")
+	valueTool      = jinja.NewString("tool")
+	valueText      = jinja.NewString("text")
+	valueFunction  = jinja.NewString("function")
+	valueObject    = jinja.NewString("object")
+	valueString    = jinja.NewString("string")
+)
+
+// commonValue reads the string at p.i if it is one of the common values
+// (written plainly: no escape), and reports whether it was.
+func (p *parser) commonValue() (jinja.Value, bool) {
+	end := bytes.IndexByte(p.b[p.i+1:], '"')
+	if end < 0 || end > len("assistant") {
+		return jinja.Value{}, false
+	}
+	var v jinja.Value
+	switch string(p.b[p.i+1 : p.i+1+end]) { // compared without a copy
+	case "user":
+		v = valueUser
+	case "assistant":
+		v = valueAssistant
+	case "system":
+		v = valueSystem
+	case "tool":
+		v = valueTool
+	case "text":
+		v = valueText
+	case "function":
+		v = valueFunction
+	case "object":
+		v = valueObject
+	case "string":
+		v = valueString
+	default:
+		return jinja.Value{}, false
+	}
+	p.i += end + 2
+	return v, true
+}
+
+// str reads the string at p.i. A key every chat request repeats is
+// returned as a constant, without a copy.
 func (p *parser) str() (string, error) {
 	p.i++
 	start := p.i
@@ -227,7 +295,7 @@ func (p *parser) str() (string, error) {
 		c := p.b[p.i]
 		switch {
 		case c == '"':
-			s := string(p.b[start:p.i])
+			s := commonKey(p.b[start:p.i])
 			p.i++
 			return s, nil
 		case c == '\\' || c >= utf8.RuneSelf:
@@ -238,6 +306,51 @@ func (p *parser) str() (string, error) {
 		p.i++
 	}
 	return "", p.errorf("unterminated string")
+}
+
+// commonKey is string(b), a constant for the keys chat requests repeat.
+func commonKey(b []byte) string {
+	switch string(b) { // compared without a copy
+	case "role":
+		return "role"
+	case "content":
+		return "content"
+	case "type":
+		return "type"
+	case "text":
+		return "text"
+	case "name":
+		return "name"
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "tool_calls":
+		return "tool_calls"
+	case "tool_call_id":
+		return "tool_call_id"
+	case "function":
+		return "function"
+	case "arguments":
+		return "arguments"
+	case "id":
+		return "id"
+	case "tools":
+		return "tools"
+	case "description":
+		return "description"
+	case "parameters":
+		return "parameters"
+	case "properties":
+		return "properties"
+	case "required":
+		return "required"
+	case "max_tokens":
+		return "max_tokens"
+	case "stream":
+		return "stream"
+	}
+	return string(b)
 }
 
 // slowStr finishes a string with escapes or non-ASCII bytes, as
