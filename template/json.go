@@ -495,6 +495,7 @@ func clone(obj jinja.Value) jinja.Value {
 	out := jinja.NewDict()
 	if obj.IsDict() {
 		src := obj.AsDict()
+		out.AsDict().Keys = make([]string, 0, len(src.Keys)) // made once, not grown key by key
 		for _, k := range src.Keys {
 			out.AsDict().Set(k, src.Data[k])
 		}

@@ -21,6 +21,9 @@ type Template struct {
 	src      string
 	tmpl     *jinja.Template
 	bos, eos string
+	// bosValue and eosValue are bos and eos as the template's values,
+	// made once rather than at every render.
+	bosValue, eosValue jinja.Value
 	// objectArgs: the template prints tool-call arguments given as an
 	// object through tojson (llama.cpp then passes them parsed).
 	objectArgs bool
@@ -43,7 +46,7 @@ func Parse(src string, sp Special) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling chat template: %w", err)
 	}
-	t := &Template{src: src, tmpl: tmpl, bos: sp.BOS, eos: sp.EOS}
+	t := &Template{src: src, tmpl: tmpl, bos: sp.BOS, eos: sp.EOS, bosValue: jinja.NewString(sp.BOS), eosValue: jinja.NewString(sp.EOS)}
 	t.objectArgs = t.probeObjectArgs()
 	t.alwaysHeader = t.probeAlwaysHeader()
 	t.partsContent = t.probePartsContent()
@@ -134,10 +137,10 @@ func (e *RaiseError) Error() string { return "chat template: " + e.Message }
 // exec renders the template with vars.
 func (t *Template) exec(vars map[string]jinja.Value) (string, error) {
 	if _, ok := vars["bos_token"]; !ok {
-		vars["bos_token"] = jinja.NewString(t.bos)
+		vars["bos_token"] = t.bosValue
 	}
 	if _, ok := vars["eos_token"]; !ok {
-		vars["eos_token"] = jinja.NewString(t.eos)
+		vars["eos_token"] = t.eosValue
 	}
 	vars["raise_exception"] = raiseException
 	out, err := t.tmpl.RenderValues(vars)
