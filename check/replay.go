@@ -71,7 +71,7 @@ func NewReplay(window time.Duration, maxEntries int) *Replay {
 const ReplayedMessage = "this response was already delivered to another request"
 
 // Claim records that key was delivered to requestID (an owner: see
-// ResponseClaims) at now, and fails if it was already delivered to
+// AppendResponseClaims) at now, and fails if it was already delivered to
 // another owner within the window. The first claim wins; an owner may
 // claim its own key again.
 func (r *Replay) Claim(key, requestID string, now time.Time) error {
@@ -107,11 +107,11 @@ func (r *Replay) Claim(key, requestID string, now time.Time) error {
 const (
 	ownerHashed  = 0 // any other name: its 64-bit hash
 	ownerTx      = 1 // a transaction id (custody.ParseID)
-	ownerRequest = 2 // "request:" and 32 hex digits (ResponseClaims)
+	ownerRequest = 2 // "request:" and 32 hex digits (AppendResponseClaims)
 )
 
 // owner is requestID in 16 bytes: exactly, for the two forms
-// ResponseClaims gives, so that a replay's log line names the first owner.
+// AppendResponseClaims gives, so that a replay's log line names the first owner.
 func (r *Replay) owner(requestID string) (kind uint64, b [16]byte) {
 	if id, ok := custody.ParseID(requestID); ok {
 		return ownerTx, id
@@ -172,7 +172,7 @@ const requestOwnerPrefix = "request:"
 // ReplayClaim is one key a delivered response claims, and its owner.
 type ReplayClaim struct{ Key, Owner string }
 
-// ResponseClaims returns what delivering a response claims:
+// AppendResponseClaims appends what delivering a response claims:
 //
 //   - its id (when it has one), per provider, owned by the transaction
 //     txID: an id is delivered once;
@@ -182,8 +182,10 @@ type ReplayClaim struct{ Key, Owner string }
 //     metadata): the same bytes are a legitimate answer to the same
 //     request (embeddings have no id, greedy and cached outputs repeat,
 //     two tenants may ask the same thing), but never to a different one.
-func ResponseClaims(provider, responseID, txID string, requestDigest [32]byte, response []byte) []ReplayClaim {
-	cs := make([]ReplayClaim, 0, 2)
+//
+// The claims are appended to cs (room for two on the caller's stack saves
+// an allocation a response).
+func AppendResponseClaims(cs []ReplayClaim, provider, responseID, txID string, requestDigest [32]byte, response []byte) []ReplayClaim {
 	if responseID != "" {
 		cs = append(cs, ReplayClaim{"id\x00" + provider + "\x00" + responseID, txID})
 	}

@@ -87,7 +87,7 @@ func TestReplayMessageNamesNoRequest(t *testing.T) {
 	}
 }
 
-// TestResponseClaims: the id is claimed by the transaction; the body
+// TestResponseClaims (AppendResponseClaims): the id is claimed by the transaction; the body
 // digest by the request it answered, so the same answer to the same
 // request (from any tenant, in any member order or spacing) is not a
 // replay and the same answer to another request is.
@@ -109,7 +109,7 @@ func TestResponseClaims(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReplay(time.Hour, 1000)
 			claim := func(tx string, req []byte) error {
-				for _, c := range ResponseClaims("p", "", tx, digest(t, req), answer) {
+				for _, c := range AppendResponseClaims(nil, "p", "", tx, digest(t, req), answer) {
 					if err := r.Claim(c.Key, c.Owner, now); err != nil {
 						return err
 					}
@@ -126,7 +126,7 @@ func TestResponseClaims(t *testing.T) {
 		req := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 		for i, tx := range []string{"tx1", "tx2"} {
 			var err error
-			for _, c := range ResponseClaims("p", "chatcmpl-1", tx, digest(t, req), body) {
+			for _, c := range AppendResponseClaims(nil, "p", "chatcmpl-1", tx, digest(t, req), body) {
 				if err = r.Claim(c.Key, c.Owner, now); err != nil {
 					break
 				}
@@ -134,12 +134,12 @@ func TestResponseClaims(t *testing.T) {
 			wantCode(t, err, []custody.Code{"", custody.CodeResponseReplayed}[i])
 		}
 	})
-	if cs := ResponseClaims("p", "", "tx", [32]byte{}, nil); len(cs) != 0 {
+	if cs := AppendResponseClaims(nil, "p", "", "tx", [32]byte{}, nil); len(cs) != 0 {
 		t.Errorf("claims without id or body: %v", cs)
 	}
 }
 
-// BenchmarkResponseClaims: the claims of a plain chat response (the
+// BenchmarkResponseClaims (AppendResponseClaims): the claims of a plain chat response (the
 // request's canonical digest is most of the cost).
 func BenchmarkResponseClaims(b *testing.B) {
 	req := []byte(`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"` + strings.Repeat("the quick brown fox ", 20) + `"}],"temperature":0.2,"user":"u-1"}`)
@@ -147,7 +147,7 @@ func BenchmarkResponseClaims(b *testing.B) {
 	r, _ := openai.ParseRequest(req)
 	b.ReportAllocs()
 	for b.Loop() {
-		ResponseClaims("p", "chatcmpl-1", "tx", r.Digest("m"), resp)
+		AppendResponseClaims(nil, "p", "chatcmpl-1", "tx", r.Digest("m"), resp)
 	}
 }
 

@@ -89,7 +89,7 @@ func (x *exchange) checkPromptTokens(haveUsage bool) {
 }
 
 // checkReplay claims the response id for this transaction and the body
-// digest for the request it answered (check.ResponseClaims).
+// digest for the request it answered (check.AppendResponseClaims).
 func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	if !x.g.checks.runs(custody.CheckReplay) || id == "" && body == nil {
 		return // a stream with no id: checkStreamReplay, at its end
@@ -99,7 +99,8 @@ func (x *exchange) checkReplay(rt route, id string, body []byte) {
 	if body != nil {
 		asked = x.wreq.Digest(rt.cfg.Model) // what the upstream answered
 	}
-	claims := check.ResponseClaims(rt.cfg.Provider, id, x.tx.ID, asked, body)
+	var room [2]check.ReplayClaim
+	claims := check.AppendResponseClaims(room[:0], rt.cfg.Provider, id, x.tx.ID, asked, body)
 	var err error
 	for _, c := range claims {
 		if err = x.g.replay.Claim(c.Key, c.Owner, now); err != nil {

@@ -24,8 +24,11 @@ type exchange struct {
 	front Dialect // the client's
 	w     http.ResponseWriter
 	r     *http.Request
-	tx    *custody.Transaction
-	req   Request // the client's, in the front dialect
+	tx    *custody.Transaction // &txv
+	req   Request              // the client's, in the front dialect
+
+	txv      custody.Transaction
+	outcomes [outcomesPerTransaction]custody.Outcome // txv.Outcomes' first room
 
 	// Of the current attempt (attempt.go): the dialect the route's
 	// provider speaks, the request as it receives it, and the bridge to
@@ -107,13 +110,17 @@ func (g *Gateway) serve(front Dialect, w http.ResponseWriter, r *http.Request, p
 		ctx, endSpan = g.tracer.StartTransaction(r)
 		r = r.WithContext(ctx)
 	}
-	x := &exchange{g: g, front: front, w: w, r: r, probe: probe, tx: &custody.Transaction{
+	x := &exchange{g: g, front: front, w: w, r: r, probe: probe}
+	// The transaction and the room for its outcomes are the exchange's
+	// own (one allocation, not three).
+	x.txv = custody.Transaction{
 		ID: custody.NewID(start), Time: start.UTC(), Endpoint: front.Endpoint(), Route: -1,
 		PromptTokensLocal: -1, PromptTokensReported: -1, CompletionTokens: -1, Canary: probe != nil, Sender: probe.senderOf(),
 		// Room for every check's outcome at once: appending them one by
 		// one reallocated the slice four times a request.
-		Outcomes: make([]custody.Outcome, 0, outcomesPerTransaction),
-	}}
+		Outcomes: x.outcomes[:0],
+	}
+	x.tx = &x.txv
 	err := x.run()
 	if err != nil {
 		x.fail(err)
@@ -158,10 +165,16 @@ func (x *exchange) run() error {
 	if err != nil {
 		return err
 	}
-	reqCommit := sha256.New()
-	reqCommit.Write(reqSalt[:])
-	reqCommit.Write(body)
-	tx.RequestCommitment = reqCommit.Sum(nil)
+	// The request commitment is hashed with the response's hash, which
+	// holds only its salt until an answer is written: reset, used, and
+	// given its salt again (one hash a request, not two).
+	h := x.respCommit
+	h.Reset()
+	h.Write(reqSalt[:])
+	h.Write(body)
+	tx.RequestCommitment = h.Sum(nil)
+	h.Reset()
+	h.Write(respSalt[:])
 
 	req, err := x.front.ParseRequest(body)
 	if err != nil {

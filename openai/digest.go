@@ -17,7 +17,7 @@ import (
 // escapes do not change it; the top-level user and metadata members,
 // which name the caller rather than the question, are left out. Two
 // tenants asking the same thing get the same digest (see
-// check.ResponseClaims). Numbers are taken as written.
+// check.AppendResponseClaims). Numbers are taken as written.
 //
 // It walks the body once and hashes as it goes: no decode, no copy.
 func (r *Request) Digest(upstreamModel string) [32]byte {

@@ -100,7 +100,12 @@ func ParseRequest(body []byte) (*Request, error) {
 		switch key {
 		case "model":
 			var s string
-			if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+			if v[0] != '"' {
+				return badf("model must be a string")
+			}
+			if inner := v[1 : len(v)-1]; bytes.IndexByte(inner, '\\') < 0 {
+				s = string(inner) // its own text: valid JSON and UTF-8, without escapes (the decoder's work saved)
+			} else if json.Unmarshal(v, &s) != nil {
 				return badf("model must be a string")
 			}
 			r.Model, r.model = s, span{vs, ve}
