@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 
 	"github.com/custody-gateway/custody/openai"
 )
@@ -204,11 +205,20 @@ func nullIsNil(b json.RawMessage) []byte {
 	return b
 }
 
-// positive is a JSON whole number > 0, else 0.
+// positive is a JSON whole number > 0, else 0: b's digits, as
+// encoding/json decodes them into an int, where b is nothing but digits
+// (a sign, a fraction or an exponent, or anything but a number: 0, as a
+// negative number or a failed decode was), and within an int.
 func positive(b []byte) int {
-	var n int
-	if b == nil || json.Unmarshal(b, &n) != nil || n < 0 {
+	if len(b) == 0 {
 		return 0
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (math.MaxInt-int(c-'0'))/10 {
+			return 0
+		}
+		n = n*10 + int(c-'0')
 	}
 	return n
 }

@@ -24,15 +24,15 @@ import (
 
 // wireContract is the contract of the attempt's request, when its wire
 // has one.
-func (x *exchange) wireContract() (*check.Contract, bool) {
+func (x *exchange) wireContract() (check.Contract, bool) {
 	if !x.g.checks.runs(custody.CheckContract) {
-		return nil, false
+		return check.Contract{}, false
 	}
 	var c check.Contract
 	switch q := x.wreq.(type) {
 	case *openaiRequest:
 		if x.wire != openaiChat {
-			return nil, false
+			return check.Contract{}, false
 		}
 		c = check.ChatContract(&q.r.Asked)
 	case *messagesRequest:
@@ -40,9 +40,9 @@ func (x *exchange) wireContract() (*check.Contract, bool) {
 	case *responsesRequest:
 		c = check.ResponsesContract(q.r)
 	default:
-		return nil, false
+		return check.Contract{}, false
 	}
-	return &c, true
+	return c, true
 }
 
 // checkContractPlain holds a complete answer (r as the wire read it,
@@ -55,15 +55,15 @@ func (x *exchange) checkContractPlain(r *Reading, body []byte) {
 	switch x.wire {
 	case openaiChat:
 		if r.Chat != nil {
-			x.judgeContract(c, check.PlainAnswer(c, r.Chat, body))
+			x.judgeContract(&c, check.PlainAnswer(&c, r.Chat, body))
 		}
 	case messages:
 		if r.Messages != nil {
-			x.judgeContract(c, check.MessagesAnswer(r.Messages))
+			x.judgeContract(&c, check.MessagesAnswer(r.Messages))
 		}
 	case responsesFront:
 		if r.Responses != nil {
-			x.judgeContract(c, check.ResponsesAnswer(r.Responses))
+			x.judgeContract(&c, check.ResponsesAnswer(r.Responses))
 		}
 	}
 }
@@ -84,11 +84,12 @@ func (x *exchange) contractEvent(ev *Event, name, data []byte) {
 		if x.noContract {
 			return
 		}
-		c, ok := x.wireContract()
+		wc, ok := x.wireContract()
 		if !ok {
 			x.noContract = true
 			return
 		}
+		c := &wc // the stream keeps it
 		switch x.wire {
 		case messages:
 			x.contract = c.NewMessagesStream()

@@ -97,9 +97,11 @@ func (x *exchange) preparePrompt(p *openai.Prompt, body []byte) (*accounting.Pre
 	switch x.front.Traits().Counting {
 	case CountChat:
 		pp, err := m.acct.PrepareChat(m.engines, p, body)
-		var re *template.RaiseError
-		if errors.As(err, &re) {
-			return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
+		if err != nil { // (re, which errors.As takes the address of, is made only then)
+			var re *template.RaiseError
+			if errors.As(err, &re) {
+				return nil, custody.Wrap(custody.CodeInvalidRequest, err, "the model's chat template refused the request: "+re.Message)
+			}
 		}
 		if pp.Unrendered != nil && !errors.Is(pp.Unrendered, template.ErrClientTemplate) {
 			// The error may quote the prompt: only that it happened is

@@ -27,9 +27,8 @@ func (r *Request) Digest(upstreamModel string) [32]byte {
 	c.w.Reset(c.h)
 	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
 	c.w.Flush()
-	var d [32]byte
-	c.h.Sum(d[:0])
-	return d
+	c.h.Sum(c.sum[:0]) // into the pooled canon: a local array would escape through the interface
+	return c.sum
 }
 
 // canons keeps canon's hash and buffer between digests: every request
@@ -48,6 +47,7 @@ type canon struct {
 	// hashing them.
 	w   *bufio.Writer
 	h   hash.Hash                       // w's destination
+	sum [sha256.Size]byte               // h's sum
 	buf [binary.MaxVarintLen64 + 1]byte // a tag (here, not on the stack: it would escape through w.Write)
 }
 
