@@ -29,6 +29,8 @@ type exchange struct {
 
 	txv      custody.Transaction
 	outcomes [outcomesPerTransaction]custody.Outcome // txv.Outcomes' first room
+	chain    [2]string                               // txv.FallbackChain's first room: a route and its fallback
+	finish   [1]string                               // txv.FinishReasons' first room: a plain answer's one choice
 
 	// Of the current attempt (attempt.go): the dialect the route's
 	// provider speaks, the request as it receives it, and the bridge to
@@ -156,11 +158,10 @@ func (x *exchange) run() error {
 	x.respCommit = sha256.New()
 	x.respCommit.Write(respSalt[:])
 	x.tenant, tx.Tenant, x.recordable = t, t.ID, true
-	release, err := g.limiter.acquire(t.ID)
-	if err != nil {
+	if err := g.limiter.acquire(t.ID); err != nil {
 		return err
 	}
-	defer release()
+	defer g.limiter.release(t.ID)
 	body, err := x.g.readBody(x.w, x.r)
 	if err != nil {
 		return err

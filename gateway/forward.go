@@ -19,7 +19,12 @@ func (x *exchange) forward() error {
 		// a quarantined route is seen to recover.
 		routes = routes[x.probe.route : x.probe.route+1]
 	}
-	states := make([]policy.Route, len(routes))
+	var room [4]policy.Route // most models have a few routes: no allocation for them
+	states := room[:0]
+	if len(routes) > len(room) {
+		states = make([]policy.Route, 0, len(routes))
+	}
+	states = states[:len(routes)]
 	for i, rt := range routes {
 		states[i] = policy.Route{Provider: rt.cfg.Provider, Region: rt.prov.Region}
 		if x.probe == nil {
@@ -38,6 +43,9 @@ func (x *exchange) forward() error {
 			return failures[len(failures)-1]
 		}
 		rt := routes[step.Route]
+		if tx.FallbackChain == nil {
+			tx.FallbackChain = x.chain[:0] // the exchange's room (nil until a route is taken)
+		}
 		tx.FallbackChain = append(tx.FallbackChain, rt.cfg.Provider)
 		tx.Provider, tx.Region, tx.UpstreamModel, tx.Route = rt.cfg.Provider, rt.prov.Region, rt.cfg.Model, rt.index
 		tx.Decision = "primary"

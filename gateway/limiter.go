@@ -21,22 +21,27 @@ func newTenantLimiter(max int) *tenantLimiter {
 	return &tenantLimiter{max: max, n: map[string]int{}}
 }
 
-// acquire takes a slot for tenant, or fails with rate_limited.
-func (l *tenantLimiter) acquire(tenant string) (release func(), err error) {
+// acquire takes a slot for tenant, or fails with rate_limited. The
+// caller gives it back with release (a method, not a closure returned:
+// that was an allocation a request).
+func (l *tenantLimiter) acquire(tenant string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n[tenant] >= l.max {
-		return nil, &custody.Error{Code: custody.CodeRateLimited, RetryAfter: 1,
+		return &custody.Error{Code: custody.CodeRateLimited, RetryAfter: 1,
 			Message: "too many concurrent requests for this tenant; retry shortly"}
 	}
 	l.n[tenant]++
-	return func() {
-		l.mu.Lock()
-		if l.n[tenant]--; l.n[tenant] == 0 {
-			delete(l.n, tenant)
-		}
-		l.mu.Unlock()
-	}, nil
+	return nil
+}
+
+// release gives back a slot acquire took for tenant.
+func (l *tenantLimiter) release(tenant string) {
+	l.mu.Lock()
+	if l.n[tenant]--; l.n[tenant] == 0 {
+		delete(l.n, tenant)
+	}
+	l.mu.Unlock()
 }
 
 // AuthFailures limits how fast one client may guess admin keys, at the

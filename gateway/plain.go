@@ -33,6 +33,9 @@ func (x *exchange) finishPlain(ctx context.Context, rt route, resp *http.Respons
 		return x.upstreamFault(rt, err)
 	}
 	tx.ResponseModel, tx.Fingerprint, tx.ResponseID = custody.Bound(r.Model), custody.Bound(r.Fingerprint), custody.Bound(r.ID)
+	if tx.FinishReasons == nil && len(r.Finish) > 0 {
+		tx.FinishReasons = x.finish[:0] // the exchange's room (nil while there is none)
+	}
 	tx.FinishReasons = keepFinish(tx.FinishReasons, r.Finish)
 	if err := identityError(r.ID, r.Model, r.Fingerprint); err != nil && x.g.checks.runs(custody.CheckShape) {
 		return x.upstreamFault(rt, err)
