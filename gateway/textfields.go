@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
 // The texts of the event-stream dialects' responses (Messages, Responses
@@ -29,20 +32,28 @@ var errTooDeep = errors.New("nested too deep")
 // every string, key and number under a member named in whole is a text
 // too. It returns the top-level member index's integer value (-1 if
 // none); its error is data's not being JSON.
+//
+// It walks the bytes once, after jsonvalid.Valid: no json.Decoder, whose
+// tokens cost an error value built and dropped at the end of every value
+// (this runs on every answer and stream event of the Messages and
+// Responses wires). Keys and strings are decoded as encoding/json decodes
+// them.
 func jsonTexts(data []byte, keys, whole []string, fn func(key, s string)) (index int, err error) {
-	w := textWalker{dec: json.NewDecoder(bytes.NewReader(data)), keys: keys, whole: whole, fn: fn, index: -1}
-	w.dec.UseNumber()
+	if !jsonvalid.Valid(data) {
+		return -1, errors.New("not JSON")
+	}
+	w := textWalker{b: data, keys: keys, whole: whole, fn: fn, index: -1}
+	w.space()
 	if err := w.value("", false, 0); err != nil {
 		return -1, err
-	}
-	if _, err := w.dec.Token(); err == nil {
-		return -1, errors.New("data after the value")
 	}
 	return w.index, nil
 }
 
+// textWalker walks valid JSON: i is the next byte to read.
 type textWalker struct {
-	dec         *json.Decoder
+	b           []byte
+	i           int
 	keys, whole []string
 	fn          func(key, s string)
 	index       int
@@ -60,65 +71,184 @@ func match(list []string, k string) string {
 	return ""
 }
 
-// value reads one value, a member named key (a keys or whole name, or
-// ""), inWhole when under a whole member.
+// value reads the value at w.i, a member named key (a keys or whole name,
+// or ""), inWhole when under a whole member.
 func (w *textWalker) value(key string, inWhole bool, depth int) error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	switch v := tok.(type) {
-	case json.Delim:
+	switch c := w.b[w.i]; {
+	case c == '{' || c == '[':
 		if depth >= maxTextDepth {
 			return errTooDeep
 		}
-		if v == '{' {
-			for w.dec.More() {
-				kt, err := w.dec.Token()
-				if err != nil {
-					return err
-				}
-				k, _ := kt.(string)
-				nk, nw := key, inWhole
-				switch {
+		w.i++
+		for {
+			w.space()
+			switch w.b[w.i] {
+			case '}', ']':
+				w.i++
+				return nil
+			case ',':
+				w.i++
+				w.space()
+			}
+			nk, nw := key, inWhole
+			if c == '{' {
+				start := w.i
+				w.skipString()
+				raw := w.b[start:w.i]
+				w.space()
+				w.i++ // ':'
+				w.space()
+				switch k := raw[1 : len(raw)-1]; {
 				case inWhole:
-					w.fn(key, k)
-				case depth == 0 && k == "index":
+					w.fn(key, decodeString(raw))
+				case !unescapedASCII(k):
+					ks := decodeString(raw)
+					if depth == 0 && ks == "index" {
+						nk = indexKey
+						break
+					}
+					nk = match(w.keys, ks)
+					if m := match(w.whole, ks); m != "" {
+						nk, nw = m, true
+					}
+				case depth == 0 && string(k) == "index":
 					nk = indexKey
-				default:
-					nk = match(w.keys, k)
-					if m := match(w.whole, k); m != "" {
+				default: // matched without a copy of the key
+					nk = matchASCII(w.keys, k)
+					if m := matchASCII(w.whole, k); m != "" {
 						nk, nw = m, true
 					}
 				}
-				if err := w.value(nk, nw, depth+1); err != nil {
-					return err
-				}
 			}
-		} else {
-			for w.dec.More() {
-				if err := w.value(key, inWhole, depth+1); err != nil {
-					return err
-				}
+			if err := w.value(nk, nw, depth+1); err != nil {
+				return err
 			}
 		}
-		_, err = w.dec.Token() // the closing delimiter
-		return err
-	case string:
-		if key != "" && key != indexKey {
-			w.fn(key, v)
+	case c == '"':
+		if key == "" || key == indexKey {
+			w.skipString()
+			return nil
 		}
-	case json.Number:
-		switch {
+		w.fn(key, w.str())
+	case c == '-' || '0' <= c && c <= '9':
+		start := w.i
+		for w.i < len(w.b) && !strings.ContainsRune(",}] \t\r\n", rune(w.b[w.i])) {
+			w.i++
+		}
+		switch lit := w.b[start:w.i]; {
 		case key == indexKey:
-			if n, err := strconv.Atoi(v.String()); err == nil {
+			if n, err := strconv.Atoi(string(lit)); err == nil {
 				w.index = n
 			}
 		case inWhole:
-			w.fn(key, v.String())
+			w.fn(key, string(lit))
+		}
+	default: // true, false, null
+		for w.i < len(w.b) && 'a' <= w.b[w.i] && w.b[w.i] <= 'z' {
+			w.i++
 		}
 	}
 	return nil
+}
+
+func (w *textWalker) space() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\r', '\n':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// skipString moves past the string at w.i.
+func (w *textWalker) skipString() {
+	w.i++ // '"'
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case '\\':
+			w.i += 2
+		case '"':
+			w.i++
+			return
+		default:
+			w.i++
+		}
+	}
+}
+
+// str reads the string at w.i, decoded as encoding/json decodes it.
+func (w *textWalker) str() string {
+	start := w.i
+	w.skipString()
+	return decodeString(w.b[start:w.i])
+}
+
+// decodeString is the valid JSON string raw (quoted) decoded as
+// encoding/json decodes it.
+func decodeString(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var s string
+	json.Unmarshal(raw, &s) // valid: it cannot fail
+	return s
+}
+
+// unescapedASCII reports whether a JSON string's contents are ASCII
+// without an escape: their own decoding.
+func unescapedASCII(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiName(n string) bool {
+	for i := 0; i < len(n); i++ {
+		if n[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// matchASCII is match for an ASCII key k, without its copy where the
+// names are ASCII too (strings.EqualFold is then ASCII's case folding).
+func matchASCII(list []string, k []byte) string {
+	for _, n := range list {
+		if !asciiName(n) {
+			if strings.EqualFold(n, string(k)) {
+				return n
+			}
+			continue
+		}
+		if len(n) != len(k) {
+			continue
+		}
+		same := true
+		for i := range k {
+			a, b := k[i], n[i]
+			if 'A' <= a && a <= 'Z' {
+				a += 'a' - 'A'
+			}
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			if a != b {
+				same = false
+				break
+			}
+		}
+		if same {
+			return n
+		}
+	}
+	return ""
 }
 
 // Messages: the members whose strings a client reads as the model's text.
@@ -205,6 +335,77 @@ func responsesTexts(dst []Text, data []byte, stream bool) []Text {
 var argumentFields = map[string]bool{"tool_calls.function.arguments": true, "function_call.arguments": true, "arguments": true,
 	"partial_json": true, "response.function_call_arguments.delta": true}
 
+// tokenWalker is textWalker on json.Decoder's tokens, for text that
+// may not be JSON at all (decodeArguments: a tool call's arguments as the
+// model wrote them), whose texts up to the first error count.
+type tokenWalker struct {
+	dec         *json.Decoder
+	keys, whole []string
+	fn          func(key, s string)
+	index       int
+}
+
+// value reads one value, a member named key (a keys or whole name, or
+// ""), inWhole when under a whole member.
+func (w *tokenWalker) value(key string, inWhole bool, depth int) error {
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		if depth >= maxTextDepth {
+			return errTooDeep
+		}
+		if v == '{' {
+			for w.dec.More() {
+				kt, err := w.dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				nk, nw := key, inWhole
+				switch {
+				case inWhole:
+					w.fn(key, k)
+				case depth == 0 && k == "index":
+					nk = indexKey
+				default:
+					nk = match(w.keys, k)
+					if m := match(w.whole, k); m != "" {
+						nk, nw = m, true
+					}
+				}
+				if err := w.value(nk, nw, depth+1); err != nil {
+					return err
+				}
+			}
+		} else {
+			for w.dec.More() {
+				if err := w.value(key, inWhole, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = w.dec.Token() // the closing delimiter
+		return err
+	case string:
+		if key != "" && key != indexKey {
+			w.fn(key, v)
+		}
+	case json.Number:
+		switch {
+		case key == indexKey:
+			if n, err := strconv.Atoi(v.String()); err == nil {
+				w.index = n
+			}
+		case inWhole:
+			w.fn(key, v.String())
+		}
+	}
+	return nil
+}
+
 // decodeArguments appends, for each whole tool-call arguments text of
 // texts that holds a JSON escape, the strings, keys and numbers it
 // decodes to: the application reads "\u0073ecret" as "secret", which
@@ -217,7 +418,7 @@ func decodeArguments(texts []Text, whole bool) []Text {
 		if !(whole || t.Whole) || !argumentFields[t.Field] || !strings.Contains(t.S, "\\") {
 			continue
 		}
-		w := textWalker{dec: json.NewDecoder(strings.NewReader(t.S)), fn: func(_, s string) {
+		w := tokenWalker{dec: json.NewDecoder(strings.NewReader(t.S)), fn: func(_, s string) {
 			texts = append(texts, Text{Place: t.Place, S: s, Whole: true})
 		}}
 		w.dec.UseNumber()

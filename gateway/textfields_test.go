@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -67,7 +68,8 @@ func TestResponsesTexts(t *testing.T) {
 	}
 }
 
-// FuzzJSONTexts: on any input jsonTexts neither panics nor hangs, and on
+// FuzzJSONTexts: on any input jsonTexts neither panics nor hangs, reads
+// what the json.Decoder walk it replaced read (sameTextsAsTokens), and on
 // valid JSON it reports at least every string that encoding/json reads
 // under a member whose name (case-folded) is one of the keys: what a
 // client decoding the same bytes may show.
@@ -93,6 +95,7 @@ func FuzzJSONTexts(f *testing.F) {
 	f.Add([]byte(`{"type":"content_block_delta","index":0,"delta":{"Text":"a","text":"b"}}`))
 	f.Add([]byte(`{"input":{"a":[1,{"b":"c"}],"d":null},"name":"\u0045"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		sameTextsAsTokens(t, b)
 		var got []string
 		_, err := jsonTexts(b, messagesTextKeys, messagesWholeKeys, func(_, s string) { got = append(got, s) })
 		var v any
@@ -156,5 +159,92 @@ func TestDecodeArguments(t *testing.T) {
 	}
 	if got := decodeArguments(in[:1], false); len(got) != 1 {
 		t.Errorf("a stream's argument delta was decoded: %+v", got)
+	}
+}
+
+// textsOfTokens is jsonTexts as it was, on json.Decoder's tokens (the
+// walk decodeArguments still takes): the reference jsonTexts is held to.
+func textsOfTokens(data []byte, keys, whole []string, fn func(key, s string)) (int, error) {
+	w := tokenWalker{dec: json.NewDecoder(bytes.NewReader(data)), keys: keys, whole: whole, fn: fn, index: -1}
+	w.dec.UseNumber()
+	if err := w.value("", false, 0); err != nil {
+		return -1, err
+	}
+	if _, err := w.dec.Token(); err == nil {
+		return -1, errors.New("data after the value")
+	}
+	return w.index, nil
+}
+
+// sameTextsAsTokens fails t unless jsonTexts reads from b, with the
+// Messages and the Responses keys, what textsOfTokens reads: the same
+// texts in the same order under the same keys and the same index, or an
+// error where it errs (its texts then unused).
+func sameTextsAsTokens(t *testing.T, b []byte) {
+	t.Helper()
+	if !json.Valid(b) {
+		// Not JSON: jsonTexts errs (the walk errs on most such input,
+		// not all: it read one value and took a syntax error after it
+		// for the end). Its callers never pass it any: the body or
+		// event was decoded first.
+		if _, err := jsonTexts(b, messagesTextKeys, messagesWholeKeys, func(string, string) {}); err == nil {
+			t.Fatalf("%q: not JSON, no error", b)
+		}
+		return
+	}
+	for _, k := range [][2][]string{{messagesTextKeys, messagesWholeKeys}, {responsesTextKeys, nil}} {
+		var got, want []string
+		gi, gerr := jsonTexts(b, k[0], k[1], func(key, s string) { got = append(got, key+"="+s) })
+		wi, werr := textsOfTokens(b, k[0], k[1], func(key, s string) { want = append(want, key+"="+s) })
+		if (gerr != nil) != (werr != nil) {
+			t.Fatalf("%q: error %v, the decoder's %v", b, gerr, werr)
+		}
+		if gerr == nil && (gi != wi || !slices.Equal(got, want)) {
+			t.Fatalf("%q: index %d texts %q, the decoder's %d %q", b, gi, got, wi, want)
+		}
+	}
+}
+
+// TestJSONTextsAsTokens: jsonTexts reads what the decoder walk read, on
+// bodies and events of both wires and on keys and values in every
+// spelling.
+func TestJSONTextsAsTokens(t *testing.T) {
+	for _, b := range []string{
+		`{"type":"content_block_delta","index":0,"delta":{"Text":"a","text":"b"}}`,
+		`{"input":{"a":[1,{"b":"c"}],"d":null,"e":-1.5e3,"f":true},"name":"\u0045"}`,
+		`{"index":"7","content":[{"type":"text","TEXT":"x\n\"y\"","cited_text":"é\ud83d\ude00"}]}`,
+		`{"index":12,"delta":{"partial_json":"{\"city\": \"Oslo\"}"}}`,
+		`{"INDEX":3,"index":-2}`, `{"index":1.5}`, `{"index":99999999999999999999}`,
+		`[{"text":"a"},{"input":[["k",{"\u006b":1}]]}]`, `"text"`, `12`, `null`, ` { } `, `{"x":{"text":{"text":"deep"}}}`,
+		`{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hel"}`,
+		`{"output":[{"type":"function_call","name":"f","arguments":"{\"a\":1}"},{"content":[{"text":"t","refusal":"r"}]}]}`,
+		"{\"text\":\"\xff\xfe\"}", `{"text":"a"} x`, `{"text":"a"`, `{"text":}`, ``, `{"Ѕtext":"homoglyph"}`,
+	} {
+		sameTextsAsTokens(t, []byte(b))
+	}
+}
+
+// BenchmarkJSONTexts reads the texts of a Messages answer (a text and a
+// tool_use block) and of a stream's text delta, against the decoder walk
+// it replaced (same run).
+func BenchmarkJSONTexts(b *testing.B) {
+	for _, body := range []struct{ name, data string }{
+		{"answer", `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Let me look that up for you, one moment please."},{"type":"tool_use","id":"tu","name":"tool_0","input":{"city":"Oslo","days":3}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":40}}`},
+		{"delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" one moment"}}`},
+	} {
+		for _, v := range []struct {
+			name  string
+			texts func([]byte, []string, []string, func(string, string)) (int, error)
+		}{{"walker", jsonTexts}, {"decoder", textsOfTokens}} {
+			b.Run(body.name+"/"+v.name, func(b *testing.B) {
+				data := []byte(body.data)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := v.texts(data, messagesTextKeys, messagesWholeKeys, func(string, string) {}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
