@@ -22,6 +22,22 @@ import (
 // direct one, against the bare proxy's. The full harness with open-loop
 // latency, CPU and RSS is `go run ./bench`.
 func BenchmarkProxyPath(b *testing.B) {
+	benchProxyPath(b, "openai", upstream.Config{}, "/v1/chat/completions",
+		`{"model":"sim-1","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"What is the capital of France? Answer k9XbQ2mZ7w."}]}`)
+}
+
+// BenchmarkProxyPathMessages is BenchmarkProxyPath for a Messages client
+// passed through to a kind: anthropic provider (the sim speaks Messages):
+// the Messages wire's parse, strict members, texts and contract.
+func BenchmarkProxyPathMessages(b *testing.B) {
+	benchProxyPath(b, "anthropic", upstream.Config{Anthropic: true}, "/v1/messages",
+		`{"model":"sim-1","max_tokens":64,"system":"You are terse.","messages":[{"role":"user","content":"What is the capital of France? Answer k9XbQ2mZ7w."}]}`)
+}
+
+// benchProxyPath measures body sent to path three ways (direct, bare
+// proxy, custody), custody's one provider of the kind given, its client
+// configured as cc.
+func benchProxyPath(b *testing.B, kind string, cc upstream.Config, path, body string) {
 	s, err := sim.New(sim.Config{Models: []string{"sim-1"}, Counter: o200k(&testing.T{})})
 	if err != nil {
 		b.Fatal(err)
@@ -32,16 +48,17 @@ func BenchmarkProxyPath(b *testing.B) {
 	bare := httptest.NewServer(httputil.NewSingleHostReverseProxy(target))
 	defer bare.Close()
 
-	yaml := strings.ReplaceAll(`
+	yaml := strings.NewReplacer("URL", up.URL, "KIND", kind).Replace(`
 tenants: [{id: acme, api_keys: [sk-acme]}]
-providers: [{name: sim, kind: openai, base_url: "URL/v1", request_id_echo: x-request-id}]
+providers: [{name: sim, kind: KIND, base_url: "URL/v1", request_id_echo: x-request-id}]
 models: [{name: sim-1, context_window: 32768, routes: [{provider: sim}]}]
-`, "URL", up.URL)
+`)
 	cfg, err := config.Parse("bench.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		b.Fatal(err)
 	}
-	clients := map[string]*upstream.Client{"sim": upstream.New(upstream.Config{Name: "sim", BaseURL: up.URL + "/v1", Timeout: cfg.Providers[0].Timeout})}
+	cc.Name, cc.BaseURL, cc.Timeout = "sim", up.URL+"/v1", cfg.Providers[0].Timeout
+	clients := map[string]*upstream.Client{"sim": upstream.New(cc)}
 	gw, err := New(Options{Config: cfg, Clients: clients, Recorder: &memRecorder{discard: true}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
@@ -49,7 +66,6 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: sim}]}]
 	custody := httptest.NewServer(gw)
 	defer custody.Close()
 
-	body := `{"model":"sim-1","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"What is the capital of France? Answer k9XbQ2mZ7w."}]}`
 	for _, tc := range []struct{ name, url string }{
 		{"direct", up.URL}, {"bare-proxy", bare.URL}, {"custody", custody.URL},
 	} {
@@ -59,7 +75,7 @@ models: [{name: sim-1, context_window: 32768, routes: [{provider: sim}]}]
 			b.SetParallelism(4)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					req, _ := http.NewRequest("POST", tc.url+"/v1/chat/completions", strings.NewReader(body))
+					req, _ := http.NewRequest("POST", tc.url+path, strings.NewReader(body))
 					req.Header.Set("Authorization", "Bearer sk-acme")
 					resp, err := client.Do(req)
 					if err != nil {
