@@ -346,7 +346,7 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 			target = rep.judged()
 		}
 		if target != nil {
-			if err := profile(ctx, target, p, profilePath(p.Profile, lay)); err != nil {
+			if err := profile(ctx, target, p, rep.Rate, profilePath(p.Profile, lay)); err != nil {
 				return nil, err
 			}
 		}
@@ -712,8 +712,9 @@ func (m *mode) cpu(simc *child) ([3]time.Duration, error) {
 }
 
 // profile takes a CPU profile of m's process while saturating it, into
-// path (and path.allocs).
-func profile(ctx context.Context, m *mode, p proxyParams, path string) error {
+// path (and path.allocs, path.trace), then an execution trace under the
+// open loop at rate (path.open.trace), where the tail is measured.
+func profile(ctx context.Context, m *mode, p proxyParams, rate float64, path string) error {
 	secs := max(1, int(p.ProfileDur.Seconds()))
 	done := make(chan closedResult, 1)
 	lctx, cancel := context.WithCancel(ctx)
@@ -735,7 +736,17 @@ func profile(ctx context.Context, m *mode, p proxyParams, path string) error {
 		return err
 	}
 	<-done
-	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs, %s.trace)\n", m.Name, r.rps(), path, path, path)
+	// Three seconds of trace under the open loop: the stalls that make the
+	// tail (go tool trace -pprof=sched FILE.open.trace; a stretch that
+	// holds the only P shows as the others' wait).
+	opened := make(chan openResult, 1)
+	go func() { opened <- m.load.openLoop(lctx, rate, int(rate*4), false) }()
+	if err := fetch(m.proc.PProf+"/debug/pprof/trace?seconds=3", path+".open.trace"); err != nil {
+		return err
+	}
+	o := <-opened
+	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs, %s.trace; %s.open.trace at %.0f req/s, p99 %v)\n",
+		m.Name, r.rps(), path, path, path, path, rate, pct(o.Lat, 0.99))
 	return nil
 }
 
