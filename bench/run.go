@@ -165,7 +165,11 @@ func buildCustody(root string) (bin string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	bin = filepath.Join(dir, "custody")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/custody")
+	// -trimpath: the packages compiled for a tree in a temporary
+	// directory (mode G's, TestBuildCustodyAt's) are then found in the
+	// build cache by the next build of the same sources, wherever they
+	// are, instead of being compiled again for each new directory.
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/custody")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
