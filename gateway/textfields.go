@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/custody-gateway/custody/internal/jsonvalid"
+	"github.com/custody-gateway/custody/internal/strict"
 )
 
 // The texts of the event-stream dialects' responses (Messages, Responses
@@ -151,32 +152,10 @@ func (w *textWalker) value(key string, inWhole bool, depth int) error {
 	return nil
 }
 
-func (w *textWalker) space() {
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
-		case ' ', '\t', '\r', '\n':
-			w.i++
-		default:
-			return
-		}
-	}
-}
+func (w *textWalker) space() { w.i = strict.Space(w.b, w.i) }
 
 // skipString moves past the string at w.i.
-func (w *textWalker) skipString() {
-	w.i++ // '"'
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
-		case '\\':
-			w.i += 2
-		case '"':
-			w.i++
-			return
-		default:
-			w.i++
-		}
-	}
-}
+func (w *textWalker) skipString() { w.i = strict.StringEnd(w.b, w.i) }
 
 // str reads the string at w.i, decoded as encoding/json decodes it.
 func (w *textWalker) str() string {
@@ -208,43 +187,11 @@ func unescapedASCII(b []byte) bool {
 	return true
 }
 
-func asciiName(n string) bool {
-	for i := 0; i < len(n); i++ {
-		if n[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // matchASCII is match for an ASCII key k, without its copy where the
 // names are ASCII too (strings.EqualFold is then ASCII's case folding).
 func matchASCII(list []string, k []byte) string {
 	for _, n := range list {
-		if !asciiName(n) {
-			if strings.EqualFold(n, string(k)) {
-				return n
-			}
-			continue
-		}
-		if len(n) != len(k) {
-			continue
-		}
-		same := true
-		for i := range k {
-			a, b := k[i], n[i]
-			if 'A' <= a && a <= 'Z' {
-				a += 'a' - 'A'
-			}
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			if a != b {
-				same = false
-				break
-			}
-		}
-		if same {
+		if strict.EqualFoldASCII(k, n) {
 			return n
 		}
 	}

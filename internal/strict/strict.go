@@ -209,7 +209,7 @@ func (w *walker) find(m Members, path string, target int) (string, bool) {
 func match(raw []byte, m Members) (string, bool) {
 	if k := raw[1 : len(raw)-1]; plain(k) {
 		for n := range m {
-			if equalFoldASCII(k, n) {
+			if EqualFoldASCII(k, n) {
 				return n, true
 			}
 		}
@@ -254,9 +254,9 @@ func plain(b []byte) bool {
 	return true
 }
 
-// equalFoldASCII is strings.EqualFold(string(k), n) for an ASCII k,
+// EqualFoldASCII is strings.EqualFold(string(k), n) for an ASCII k,
 // without the copy where n is ASCII too.
-func equalFoldASCII(k []byte, n string) bool {
+func EqualFoldASCII(k []byte, n string) bool {
 	for i := 0; i < len(n); i++ {
 		if n[i] >= 0x80 {
 			return strings.EqualFold(string(k), n) // the Kelvin sign folds to k
@@ -280,31 +280,40 @@ func equalFoldASCII(k []byte, n string) bool {
 	return true
 }
 
-func (w *walker) space() {
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
-		case ' ', '\t', '\r', '\n':
-			w.i++
-		default:
-			return
-		}
-	}
-}
+func (w *walker) space() { w.i = Space(w.b, w.i) }
 
 // skipString moves past the string at w.i.
-func (w *walker) skipString() {
-	w.i++ // '"'
-	for w.i < len(w.b) {
-		switch w.b[w.i] {
-		case '\\':
-			w.i += 2
-		case '"':
-			w.i++
-			return
+func (w *walker) skipString() { w.i = StringEnd(w.b, w.i) }
+
+// Space is the offset of the first byte at or after i in b that is not
+// JSON whitespace.
+func Space(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
 		default:
-			w.i++
+			return i
 		}
 	}
+	return i
+}
+
+// StringEnd is the offset just past the JSON string whose opening quote
+// is at b[i] (len(b) or more if it is not closed).
+func StringEnd(b []byte, i int) int {
+	i++ // '"'
+	for i < len(b) {
+		switch b[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
+			i++
+		}
+	}
+	return i
 }
 
 // skip moves past the value at w.i without looking into it.
