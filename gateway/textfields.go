@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/custody-gateway/custody/internal/jsonscan"
 	"github.com/custody-gateway/custody/internal/jsonvalid"
 	"github.com/custody-gateway/custody/internal/strict"
 )
@@ -93,12 +94,8 @@ func (w *textWalker) value(key string, inWhole bool, depth int) error {
 			}
 			nk, nw := key, inWhole
 			if c == '{' {
-				start := w.i
-				w.skipString()
-				raw := w.b[start:w.i]
-				w.space()
-				w.i++ // ':'
-				w.space()
+				raw, value := jsonscan.Key(w.b, w.i)
+				w.i = value
 				switch k := raw[1 : len(raw)-1]; {
 				case inWhole:
 					w.fn(key, decodeString(raw))
@@ -152,10 +149,10 @@ func (w *textWalker) value(key string, inWhole bool, depth int) error {
 	return nil
 }
 
-func (w *textWalker) space() { w.i = strict.Space(w.b, w.i) }
+func (w *textWalker) space() { w.i = jsonscan.Space(w.b, w.i) }
 
 // skipString moves past the string at w.i.
-func (w *textWalker) skipString() { w.i = strict.StringEnd(w.b, w.i) }
+func (w *textWalker) skipString() { w.i = jsonscan.String(w.b, w.i) }
 
 // str reads the string at w.i, decoded as encoding/json decodes it.
 func (w *textWalker) str() string {

@@ -9,6 +9,8 @@ import (
 	"hash"
 	"slices"
 	"sync"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // Digest is the SHA-256 of the request as the upstream receives it (with
@@ -25,7 +27,7 @@ func (r *Request) Digest(upstreamModel string) [32]byte {
 	defer canons.Put(c)
 	c.h.Reset()
 	c.w.Reset(c.h)
-	c.object(r.Body, skipSpace(r.Body, 0), true, upstreamModel)
+	c.object(r.Body, jsonscan.Space(r.Body, 0), true, upstreamModel)
 	c.w.Flush()
 	c.h.Sum(c.sum[:0]) // into the pooled canon: a local array would escape through the interface
 	return c.sum
@@ -76,9 +78,9 @@ func (c *canon) value(b []byte, i int) {
 		c.tag('a', n)
 		eachElement(b, i, func(_, vs int) error { c.value(b, vs); return nil })
 	case '"':
-		c.bytes('s', unquote(b[i:skipString(b, i)]))
+		c.bytes('s', unquote(b[i:jsonscan.String(b, i)]))
 	default:
-		c.bytes('n', b[i:skipValue(b, i)])
+		c.bytes('n', b[i:jsonscan.Value(b, i)])
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // TestDigest: the digest says what the upstream was asked, not how the
@@ -99,7 +101,7 @@ func hasDuplicates(b []byte) bool {
 			eachElement(b, i, func(_, vs int) error { walk(vs); return nil })
 		}
 	}
-	walk(skipSpace(b, 0))
+	walk(jsonscan.Space(b, 0))
 	return dup
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // Strict members. custody reads a few members of a request and of a
@@ -217,7 +219,7 @@ func (e *AmbiguousError) Unwrap() error { return ErrAmbiguous }
 // checkResponseMembers checks a response or chunk that json.Unmarshal has
 // accepted (so b is valid JSON).
 func checkResponseMembers(b []byte) error {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // Prompt returns the prompt of r, a request to endpoint, as ParsePrompt
@@ -20,7 +22,7 @@ func (r *Request) Prompt(endpoint string) (*Prompt, error) {
 	}
 	b := r.Body
 	var msgs, tools span
-	err := eachMember(b, skipSpace(b, 0), func(key []byte, vs, ve int) error {
+	err := eachMember(b, jsonscan.Space(b, 0), func(key []byte, vs, ve int) error {
 		switch string(key) {
 		case "messages":
 			msgs = span{vs, ve}

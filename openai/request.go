@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/custody-gateway/custody/internal/jsonscan"
 	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
@@ -88,7 +89,7 @@ func ParseRequest(body []byte) (*Request, error) {
 		return nil, badf("not valid JSON")
 	}
 	r := &Request{Body: body}
-	i := skipSpace(body, 0)
+	i := jsonscan.Space(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, badf("the body must be a JSON object")
 	}
@@ -247,6 +248,6 @@ func withIncludeUsage(obj []byte) []byte {
 }
 
 func isEmptyObject(b []byte) bool {
-	i := skipSpace(b, bytes.IndexByte(b, '{')+1)
+	i := jsonscan.Space(b, bytes.IndexByte(b, '{')+1)
 	return i < len(b) && b[i] == '}'
 }

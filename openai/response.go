@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/custody-gateway/custody/internal/jsonscan"
 	"github.com/custody-gateway/custody/internal/jsonvalid"
 )
 
@@ -256,7 +257,7 @@ func (r *Response) Text() string {
 // present and not null. Members are matched as encoding/json matched
 // them (case-folded); a variant is refused by the strict check anyway.
 func markMessages(b []byte, r *Response) {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return
 	}

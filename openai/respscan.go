@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // scanResponse is Response.Decode's fast path: a field scanner over b,
@@ -27,7 +29,7 @@ func scanResponse(b []byte, r *Response) bool { return scanResponseAfter(b, r, n
 // prev's, not a copy. A stream's chunks repeat their id, model and
 // fingerprint; each would otherwise be allocated again for every token.
 func scanResponseAfter(b []byte, r, prev *Response) bool {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false // null, arrays, scalars: json.Unmarshal's errors
 	}
@@ -280,7 +282,7 @@ func objects[T any](s *respScan, vs, ve int, dst *[]T, fields [][]byte, fill fun
 	}
 	out := []T{}
 	eachElement(s.b, vs, func(k, es int) error {
-		ee := skipValue(s.b, es)
+		ee := jsonscan.Value(s.b, es)
 		var zero T
 		out = append(out, zero)
 		if !s.ok || !s.object(es, ee) {

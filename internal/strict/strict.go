@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/custody-gateway/custody/internal/jsonscan"
 )
 
 // Members is the checked members of one JSON object: each name maps to
@@ -111,12 +113,8 @@ func (w *walker) next(end byte) bool {
 // key reads a member's key and the colon after it, and returns the key
 // as it is written (quoted).
 func (w *walker) key() []byte {
-	start := w.i
-	w.skipString()
-	raw := w.b[start:w.i]
-	w.space()
-	w.i++ // ':'
-	w.space()
+	raw, value := jsonscan.Key(w.b, w.i)
+	w.i = value
 	return raw
 }
 
@@ -280,75 +278,10 @@ func EqualFoldASCII(k []byte, n string) bool {
 	return true
 }
 
-func (w *walker) space() { w.i = Space(w.b, w.i) }
-
-// skipString moves past the string at w.i.
-func (w *walker) skipString() { w.i = StringEnd(w.b, w.i) }
-
-// Space is the offset of the first byte at or after i in b that is not
-// JSON whitespace.
-func Space(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// StringEnd is the offset just past the JSON string whose opening quote
-// is at b[i] (len(b) or more if it is not closed).
-func StringEnd(b []byte, i int) int {
-	i++ // '"'
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
-		}
-	}
-	return i
-}
+func (w *walker) space() { w.i = jsonscan.Space(w.b, w.i) }
 
 // skip moves past the value at w.i without looking into it.
-func (w *walker) skip() {
-	switch w.b[w.i] {
-	case '"':
-		w.skipString()
-	case '{', '[':
-		depth := 0
-		for w.i < len(w.b) {
-			switch w.b[w.i] {
-			case '"':
-				w.skipString()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					w.i++
-					return
-				}
-			}
-			w.i++
-		}
-	default: // a number or a literal
-		for w.i < len(w.b) {
-			switch w.b[w.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return
-			}
-			w.i++
-		}
-	}
-}
+func (w *walker) skip() { w.i = jsonscan.Value(w.b, w.i) }
 
 func join(path, name string) string {
 	if path == "" {
