@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -155,70 +154,6 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// buildCustody builds the custody binary that mode F runs, as a user
-// would (go build ./cmd/custody), into a temporary directory.
-func buildCustody(root string) (bin string, cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "custody-bench-bin-")
-	if err != nil {
-		return "", nil, err
-	}
-	bin = filepath.Join(dir, "custody")
-	// -trimpath: the packages compiled for a tree in a temporary
-	// directory (mode G's, TestBuildCustodyAt's) are then found in the
-	// build cache by the next build of the same sources, wherever they
-	// are, instead of being compiled again for each new directory.
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/custody")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("building custody for mode F: %v\n%s", err, out)
-	}
-	return bin, func() { os.RemoveAll(dir) }, nil
-}
-
-// buildCustodyAt builds custody as it is at git ref (mode G): the tree
-// of ref, exported with git archive, built with go build.
-func buildCustodyAt(root, ref string) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "custody-bench-baseline-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	src := filepath.Join(dir, "src")
-	if err := os.Mkdir(src, 0o700); err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	archive := exec.Command("git", "archive", "--format=tar", ref)
-	archive.Dir = root
-	untar := exec.Command("tar", "-x", "-C", src)
-	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	var aerr strings.Builder
-	archive.Stderr = &aerr
-	if err := untar.Start(); err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	if err := archive.Run(); err != nil {
-		untar.Wait()
-		cleanup()
-		return "", nil, fmt.Errorf("-baseline %s: git archive: %v: %s", ref, err, aerr.String())
-	}
-	if err := untar.Wait(); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("-baseline %s: extracting: %w", ref, err)
-	}
-	bin, bcleanup, err := buildCustody(src)
-	if err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("-baseline %s: %w", ref, err)
-	}
-	return bin, func() { bcleanup(); cleanup() }, nil
 }
 
 // results is everything one run measured.
