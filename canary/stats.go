@@ -129,43 +129,35 @@ func logprobDiffs(dst []float64, a, b Sample) []float64 {
 
 // stratum is one prompt's pooled samples: the first nx are the reference.
 type stratum struct {
-	d  [][]float64 // pairwise distances
-	nx int
+	d     [][]float64 // pairwise distances
+	nx    int
+	total float64 // the sum of d over all pairs, whatever their labels
 }
 
 func newStratum(x, y []Sample, scale, floor float64) stratum {
 	all := append(append([]Sample(nil), x...), y...)
 	d := make([][]float64, len(all))
+	var total float64
 	for i := range all {
 		d[i] = make([]float64, len(all))
 		for j := range i {
 			d[i][j] = distance(all[i], all[j], scale, floor)
 			d[j][i] = d[i][j]
+			total += d[i][j]
 		}
 	}
-	return stratum{d: d, nx: len(x)}
+	return stratum{d: d, nx: len(x), total: total}
 }
 
 // energy is the stratum's statistic with the labelling perm (the first nx
-// indices of perm are X).
+// indices of perm are X). The pairs across the labels are what the
+// pairs within them leave of the total, so only those within are summed:
+// half the pairs of a balanced stratum.
 func (s stratum) energy(perm []int) float64 {
 	nx, n := s.nx, len(perm)
 	ny := n - nx
-	var xy, xx, yy float64
-	for a := range n {
-		for b := a + 1; b < n; b++ {
-			v := s.d[perm[a]][perm[b]]
-			switch {
-			case a < nx && b >= nx:
-				xy += v
-			case b < nx:
-				xx += v
-			default:
-				yy += v
-			}
-		}
-	}
-	e := xy / float64(nx*ny)
+	xx, yy := s.within(perm[:nx]), s.within(perm[nx:])
+	e := (s.total - xx - yy) / float64(nx*ny)
 	if nx > 1 {
 		e -= xx / float64(nx*(nx-1)/2) / 2
 	}
@@ -173,6 +165,18 @@ func (s stratum) energy(perm []int) float64 {
 		e -= yy / float64(ny*(ny-1)/2) / 2
 	}
 	return e
+}
+
+// within is the sum of the distances between the samples of idx.
+func (s stratum) within(idx []int) float64 {
+	var sum float64
+	for a, i := range idx {
+		row := s.d[i]
+		for _, j := range idx[a+1:] {
+			sum += row[j]
+		}
+	}
+	return sum
 }
 
 // permutationTest returns the statistic and its p-value,
