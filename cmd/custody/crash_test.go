@@ -19,10 +19,12 @@ func TestCrashLosesNoAcknowledgedTransaction(t *testing.T) {
 	cfg := writeConfig(t, dir, twoTenants)
 	s := startServe(t, dir, "--config", cfg)
 
-	stop := load([]*server{s}, 16, true)
-	time.Sleep(2 * time.Second)
+	// Killed with 16 requests in flight once 500 are acknowledged (over
+	// a few of the journal's group commits and tessera's batches).
+	l := load([]*server{s}, 16, true)
+	l.until(500, 20*time.Second)
 	s.kill()
-	acked := stop()
+	acked := l.stop()
 	if len(acked) < 50 {
 		t.Fatalf("only %d acknowledged before the crash; load too light to prove anything", len(acked))
 	}

@@ -9,27 +9,31 @@ import (
 	"time"
 )
 
+// loadRun is load in progress.
+type loadRun struct {
+	mu    sync.Mutex
+	ids   []string
+	done  chan struct{}
+	wg    sync.WaitGroup
+	start time.Time
+}
+
 // load sends chat requests from workers goroutines, round-robin over
 // targets (every fourth streamed when streams is set), until stop is
 // called; stop returns the ids of the acknowledged transactions: answers
 // that ended (a stream with its [DONE]), whatever their verdict, for
 // custody records rejections as it records successes.
-func load(targets []*server, workers int, streams bool) (stop func() []string) {
-	var (
-		mu    sync.Mutex
-		acked []string
-		done  = make(chan struct{})
-		wg    sync.WaitGroup
-	)
+func load(targets []*server, workers int, streams bool) *loadRun {
+	l := &loadRun{done: make(chan struct{}), start: time.Now()}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for w := range workers {
-		wg.Add(1)
+		l.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer l.wg.Done()
 			target := targets[w%len(targets)]
 			for i := 0; ; i++ {
 				select {
-				case <-done:
+				case <-l.done:
 					return
 				default:
 				}
@@ -48,15 +52,33 @@ func load(targets []*server, workers int, streams bool) (stop func() []string) {
 					(stream && resp.StatusCode == 200 && !strings.Contains(string(body), "data: [DONE]")) {
 					continue
 				}
-				mu.Lock()
-				acked = append(acked, id)
-				mu.Unlock()
+				l.mu.Lock()
+				l.ids = append(l.ids, id)
+				l.mu.Unlock()
 			}
 		}()
 	}
-	return func() []string {
-		close(done)
-		wg.Wait()
-		return acked
+	return l
+}
+
+// until waits until n transactions are acknowledged, or max has passed
+// since the load began: a count, not a duration, so that a busy machine
+// is not asked for more than a quiet one.
+func (l *loadRun) until(n int, max time.Duration) {
+	for {
+		l.mu.Lock()
+		acked := len(l.ids)
+		l.mu.Unlock()
+		if acked >= n || time.Since(l.start) >= max {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// stop ends the load and returns the acknowledged transactions' ids.
+func (l *loadRun) stop() []string {
+	close(l.done)
+	l.wg.Wait()
+	return l.ids
 }

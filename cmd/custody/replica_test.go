@@ -108,11 +108,11 @@ func TestReplicasShareOnePostgres(t *testing.T) {
 		return
 	}
 	// Kill a under load on both; every acknowledged transaction survives.
-	stop := load([]*server{a, b}, 8, false)
-	time.Sleep(1500 * time.Millisecond)
+	l := load([]*server{a, b}, 8, false)
+	l.until(300, 20*time.Second)
 	a.kill()
-	time.Sleep(500 * time.Millisecond)
-	acked := stop()
+	time.Sleep(500 * time.Millisecond) // b serves on
+	acked := l.stop()
 	a = startServe(t, dir, "--config", cfgA)
 	for _, id := range acked {
 		r, body := get(t, b.URL+"/v1/custody/records?request_id="+id, "adm-test")
