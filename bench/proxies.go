@@ -103,6 +103,7 @@ type mode struct {
 	SimCPU       time.Duration
 	SimCPUN      int64
 	Lat, TTFB    []time.Duration
+	RoundLat     [][]time.Duration // Lat by round, the first after start included
 	OpenErr      int64
 	// The journal's group commits (durable modes), at saturation and in
 	// the non-streaming open loop, and the time each was counted over.
@@ -137,9 +138,10 @@ type proxyReport struct {
 	// Disk is each write and fdatasync of the disk probe, run after each
 	// round at the judged mode's open-loop commit rate, as many times as
 	// it committed; DiskTime is the open-loop time those commits took.
-	Disk     []time.Duration
-	DiskTime time.Duration
-	Params   proxyParams
+	Disk      []time.Duration
+	RoundDisk [][]time.Duration // Disk by round
+	DiskTime  time.Duration
+	Params    proxyParams
 }
 
 func (m *mode) rps() float64 {
@@ -325,6 +327,7 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 				return nil, err
 			}
 			rep.Disk = append(rep.Disk, lat...)
+			rep.RoundDisk = append(rep.RoundDisk, lat)
 			rep.DiskTime += d
 			fmt.Fprintf(p.Log, "%s: round %d disk alone: %d syncs at %.0f/s  p50 %v\n", lay.Name, round+1, n, float64(n)/d.Seconds(), pct(lat, 0.5))
 		}
@@ -453,6 +456,7 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	m.addSched(j0, j1)
 	m.OpenN += int64(len(o.Lat))
 	m.Lat = append(m.Lat, o.Lat...)
+	m.RoundLat = append(m.RoundLat, o.Lat)
 	m.OpenErr += o.Errors
 	m.MaxLate = max(m.MaxLate, o.Late)
 	m.keepErr(o.FirstErr)
