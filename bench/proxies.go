@@ -103,7 +103,7 @@ type mode struct {
 	SimCPU       time.Duration
 	SimCPUN      int64
 	Lat, TTFB    []time.Duration
-	RoundLat     [][]time.Duration // Lat by round, the first after start included
+	FirstLat     []time.Duration // Lat of the first round after start
 	OpenErr      int64
 	// The journal's group commits (durable modes), at saturation and in
 	// the non-streaming open loop, and the time each was counted over.
@@ -139,7 +139,7 @@ type proxyReport struct {
 	// round at the judged mode's open-loop commit rate, as many times as
 	// it committed; DiskTime is the open-loop time those commits took.
 	Disk      []time.Duration
-	RoundDisk [][]time.Duration // Disk by round
+	FirstDisk []time.Duration // Disk of the first round
 	DiskTime  time.Duration
 	Params    proxyParams
 }
@@ -326,8 +326,10 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 			if err != nil {
 				return nil, err
 			}
+			if rep.Disk == nil {
+				rep.FirstDisk = lat
+			}
 			rep.Disk = append(rep.Disk, lat...)
-			rep.RoundDisk = append(rep.RoundDisk, lat)
 			rep.DiskTime += d
 			fmt.Fprintf(p.Log, "%s: round %d disk alone: %d syncs at %.0f/s  p50 %v\n", lay.Name, round+1, n, float64(n)/d.Seconds(), pct(lat, 0.5))
 		}
@@ -455,8 +457,10 @@ func (m *mode) measure(ctx context.Context, p proxyParams, rate float64, simc *c
 	m.addCommits(j0, j1)
 	m.addSched(j0, j1)
 	m.OpenN += int64(len(o.Lat))
+	if m.Lat == nil {
+		m.FirstLat = o.Lat
+	}
 	m.Lat = append(m.Lat, o.Lat...)
-	m.RoundLat = append(m.RoundLat, o.Lat)
 	m.OpenErr += o.Errors
 	m.MaxLate = max(m.MaxLate, o.Late)
 	m.keepErr(o.FirstErr)
