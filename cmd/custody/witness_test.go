@@ -7,14 +7,19 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,15 +66,32 @@ func litewitnessBinaries(t *testing.T) (lw, ctl string) {
 
 var litewitnessMu sync.Mutex
 
-// liteWitness is one litewitness process with its own ssh-agent.
+// liteWitness is one litewitness process with its own ssh-agent, behind
+// a front the test holds for its whole life.
+//
+// litewitness takes its address as a flag and logs "listening" before it
+// binds, so it cannot be given port 0 and asked which port it got. A port
+// picked free and closed can be taken by another test before litewitness
+// binds it (CI saw a witness whose port answered the readiness dial and
+// then refused every connection). So custody talks to the front, whose
+// listener the test never closes, and the front forwards to whichever
+// port the current litewitness process bound: a start that loses its
+// port to another process just picks another.
 type liteWitness struct {
-	t                 *testing.T
-	name, vkey, addr  string
-	bin, db, sock, fp string
-	agent, proc       *exec.Cmd
-	stderr            *lockedBuffer
+	t           *testing.T
+	name, vkey  string
+	bin, db     string
+	sock, fp    string
+	agent, proc *exec.Cmd
+	exited      chan struct{}
+	stderr      *lockedBuffer
+	front       net.Listener
+	backend     atomic.Pointer[string] // host:port of the running process; nil when stopped
 }
 
+// freeAddr is a loopback address nothing listened on a moment ago.
+// Another process may take it at any time: use it only for a process
+// that is then checked to answer there as itself.
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,6 +99,27 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// deadWitness is the URL of a witness that never answers: the test holds
+// its port (so no other process can take it) and closes every connection
+// unanswered.
+func deadWitness(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/"
 }
 
 // startLiteWitness sets up a witness that knows the log (origin, vkey)
@@ -88,7 +131,7 @@ func startLiteWitness(t *testing.T, lw, ctl, name, origin, logVKey string) *lite
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	w := &liteWitness{t: t, name: name, bin: lw, db: filepath.Join(dir, "w.db"), sock: filepath.Join(dir, "agent.sock"), addr: freeAddr(t)}
+	w := &liteWitness{t: t, name: name, bin: lw, db: filepath.Join(dir, "w.db"), sock: filepath.Join(dir, "agent.sock")}
 	run := func(env []string, name string, args ...string) string {
 		t.Helper()
 		c := exec.Command(name, args...)
@@ -121,48 +164,118 @@ func startLiteWitness(t *testing.T, lw, ctl, name, origin, logVKey string) *lite
 	w.fp = strings.Fields(run(nil, "ssh-keygen", "-l", "-E", "sha256", "-f", filepath.Join(dir, "key.pub")))[1]
 	run(nil, ctl, "add-log", "-db", w.db, "-origin", origin)
 	run(nil, ctl, "add-key", "-db", w.db, "-origin", origin, "-key", logVKey)
+
+	w.front, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			if b := w.backend.Load(); b != nil {
+				r.SetURL(&url.URL{Scheme: "http", Host: *b})
+			}
+		},
+		// A stopped witness is a dead peer: the connection ends without
+		// an answer, as it would with the process gone.
+		ErrorHandler: func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) },
+	}
+	front := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if w.backend.Load() == nil {
+			panic(http.ErrAbortHandler)
+		}
+		proxy.ServeHTTP(rw, r)
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go front.Serve(w.front)
 	// Registered once, here: a cleanup registered by each start would run
 	// before the cleanups of what the test started after the witness
 	// (custody serve), stopping a restarted witness under a live gateway.
-	t.Cleanup(w.stop)
+	t.Cleanup(func() { w.stop(); front.Close() })
 	w.start()
 	return w
 }
 
 var lwVKey = regexp.MustCompile(`vkey=(\S+)`)
 
+// start runs litewitness on a free port and points the front at it once
+// that port answers as this witness. A process that exits before then
+// (its port taken between the pick and its bind) is started again on
+// another port.
 func (w *liteWitness) start() {
 	t := w.t
 	t.Helper()
-	w.stderr = &lockedBuffer{}
-	w.proc = exec.Command(w.bin, "-name", w.name, "-db", w.db, "-ssh-agent", w.sock, "-key", w.fp, "-listen", w.addr)
-	w.proc.Stdout, w.proc.Stderr = w.stderr, w.stderr
-	if err := w.proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m := lwVKey.FindStringSubmatch(w.stderr.String()); m != nil && strings.Contains(w.stderr.String(), "listening") {
-			w.vkey = strings.Trim(m[1], `"`)
-			if c, err := net.Dial("tcp", w.addr); err == nil {
-				c.Close()
-				return
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		w.stderr = &lockedBuffer{}
+		w.proc = exec.Command(w.bin, "-name", w.name, "-db", w.db, "-ssh-agent", w.sock, "-key", w.fp, "-listen", addr)
+		w.proc.Stdout, w.proc.Stderr = w.stderr, w.stderr
+		if err := w.proc.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func(p *exec.Cmd) { p.Wait(); close(exited) }(w.proc)
+		w.exited = exited
+		if w.answers(addr, exited) {
+			w.vkey = strings.Trim(lwVKey.FindStringSubmatch(w.stderr.String())[1], `"`)
+			w.backend.Store(&addr)
+			return
+		}
+		select {
+		case <-exited:
+			if attempt < 5 {
+				t.Logf("litewitness %s exited before it answered on %s; again on another port:\n%s", w.name, addr, w.stderr)
+				continue
 			}
+		default:
+			w.proc.Process.Kill()
+			<-exited
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("litewitness %s did not start:\n%s", w.name, w.stderr)
-		}
+		t.Fatalf("litewitness %s did not start:\n%s", w.name, w.stderr)
 	}
 }
 
-// stop ends the witness process (its database and key stay).
+// answers waits until addr serves this witness's index page (its name
+// and verifier key, so not another process that holds the port), or
+// until the process exits or 20 seconds pass.
+func (w *liteWitness) answers(addr string, exited <-chan struct{}) bool {
+	client := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		m := lwVKey.FindStringSubmatch(w.stderr.String())
+		if m == nil {
+			continue
+		}
+		resp, err := client.Get("http://" + addr + "/")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "# litewitness "+w.name+"\n") && strings.Contains(string(body), strings.Trim(m[1], `"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// stop ends the witness process (its database and key stay); the front
+// then drops every connection.
 func (w *liteWitness) stop() {
-	if w.proc != nil && w.proc.ProcessState == nil {
-		w.proc.Process.Kill()
-		w.proc.Wait()
+	w.backend.Store(nil)
+	if w.proc != nil {
+		select {
+		case <-w.exited:
+		default:
+			w.proc.Process.Kill()
+			<-w.exited
+		}
 	}
 }
 
-func (w *liteWitness) url() string { return "http://" + w.addr + "/" }
+func (w *liteWitness) url() string { return "http://" + w.front.Addr().String() + "/" }
 
 // cosigners is the witness names with a signature line in a checkpoint.
 func cosigners(cp string, ws []*liteWitness) []string {
