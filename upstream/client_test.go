@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/custody-gateway/custody"
+	"github.com/custody-gateway/custody/internal/refused"
 )
 
 // TestClientDo: what goes upstream (path under the base URL, body,
@@ -60,10 +60,7 @@ func TestClientDo(t *testing.T) {
 		t.Errorf("slow upstream: %v, want upstream_timeout", err)
 	}
 
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	dead := New(Config{Name: "gone", BaseURL: "http://" + addr + "/v1", Timeout: time.Second})
+	dead := New(Config{Name: "gone", BaseURL: "http://" + refused.Addr(t) + "/v1", Timeout: time.Second})
 	if _, err := dead.Do(ctx, Call{Path: "/chat/completions"}); custody.CodeOf(err) != custody.CodeUpstreamUnavailable {
 		t.Errorf("refused connection: %v, want upstream_unavailable", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custody-gateway/custody/doctor"
+	"github.com/custody-gateway/custody/internal/refused"
 	"github.com/custody-gateway/custody/template"
 	"github.com/custody-gateway/custody/tokenize"
 )
@@ -57,9 +57,7 @@ func templatedUpstream(t *testing.T, model string) string {
 // fix), and against an upstream that counts with another template.
 func TestDoctor(t *testing.T) {
 	t.Parallel() // its own data dir and ports
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := refused.Addr(t)
 	other := templatedUpstream(t, "other-1")
 	model := func(provider, upstreamModel string) string {
 		return fmt.Sprintf("models:\n  - {name: m, context_window: 32768, routes: [{provider: %s, model: %s}]}\n", provider, upstreamModel)

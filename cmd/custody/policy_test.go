@@ -1,9 +1,10 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
+
+	"github.com/custody-gateway/custody/internal/refused"
 )
 
 // TestPoliciesOnSimulatedProviders runs docs/configuration.md's two policies on the
@@ -11,9 +12,7 @@ import (
 // the pinned snapshot in the EU.
 func TestPoliciesOnSimulatedProviders(t *testing.T) {
 	t.Parallel() // its own data dir and ports
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
+	down := "http://" + refused.Addr(t) + "/v1"
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, `
 tenants:

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custody-gateway/custody/internal/refused"
 	"github.com/custody-gateway/custody/notify"
 )
 
@@ -38,9 +38,7 @@ func TestFallbackEventsReachTheWebhook(t *testing.T) {
 	}))
 	defer recv.Close()
 	// A port with nothing listening: the primary is down.
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	down := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
+	down := "http://" + refused.Addr(t) + "/v1"
 
 	dir := t.TempDir()
 	s := startServe(t, dir, "--config", writeConfig(t, dir, `
