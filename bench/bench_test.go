@@ -67,8 +67,8 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("%s: mode %s %s: scheduling waits not read: %d, %d over %g s", rep.Layout.Name, m.Key, m.Name, m.OpenSched, m.OpenSchedSlow, m.SchedSlowBound)
 			}
 		}
-		if j := rep.judged(); j != nil && len(rep.Disk) != int(j.OpenSyncs) {
-			t.Errorf("%s: %d disk probes, want one per open-loop commit of %s (%d)", rep.Layout.Name, len(rep.Disk), j.Key, j.OpenSyncs)
+		if want := rep.Params.Rounds * rep.Params.OpenN; len(rep.Disk) != want || rep.DiskCommits < 1 || rep.DiskCommits > want {
+			t.Errorf("%s: %d disk probe times in %d commits, want one per open-loop request (%d) in 1 to %[4]d commits", rep.Layout.Name, len(rep.Disk), rep.DiskCommits, want)
 		}
 		if j := rep.judged(); j == nil || j.Key != "F" {
 			t.Errorf("%s: targets judged on %v, want F (custody serve)", rep.Layout.Name, j)

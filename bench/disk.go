@@ -14,13 +14,16 @@ import (
 	"github.com/custody-gateway/custody/ledger"
 )
 
-// The disk alone: what one write and one fdatasync of a preallocated
-// file cost on the device under F's data directory (ledger.ProbeDisk, the
-// probe custody doctor runs too), at the rate F's journal committed in
-// the open loop, measured by a process of its own on the target's CPUs
-// with nothing else running. F acknowledges a leaf only after its group
-// commit, which is such a write and sync: this is the floor of F's added
-// latency that no change to custody moves, the machine's share of it.
+// The disk alone: what the device under F's data directory makes a
+// request wait for when nothing but a group commit runs on it
+// (ledger.ProbeCommits): the open loop's requests, arriving as it sends
+// them, each committed with the others that arrived meanwhile in one
+// write and one fdatasync of a preallocated file, and timed from its
+// arrival. It runs in a process of its own on the target's CPUs, after
+// each round. F acknowledges a leaf only after such a commit: this is the
+// floor of F's added latency that no change to custody moves, the
+// machine's share of it. The sweep (-skip disk) times single syncs
+// (ledger.ProbeDisk, as custody doctor does) at a range of rates.
 
 // diskProbeBytes is what each probe write carries: what F's journal
 // writes per commit at the open-loop rate, 1.0–1.1 records of 1,269 bytes
@@ -29,56 +32,98 @@ import (
 // sync within 0.03 ms of each other here.
 const diskProbeBytes = 1360
 
-// diskHandler serves the probe to the parent: GET
-// /fdatasync?rate=R&n=N&bytes=B runs it in dir and answers each time in
-// nanoseconds, one a line.
+// diskHandler serves the probes to the parent: GET
+// /fdatasync?rate=R&n=N&bytes=B runs ledger.ProbeDisk in dir and answers
+// each sync's time in nanoseconds, one a line; GET /commits with the same
+// query runs ledger.ProbeCommits and answers "commits C", then each
+// request's time.
 func diskHandler(dir string) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /fdatasync", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		rate, err1 := strconv.ParseFloat(q.Get("rate"), 64)
-		n, err2 := strconv.Atoi(q.Get("n"))
-		size, err3 := strconv.Atoi(q.Get("bytes"))
-		if err1 != nil || err2 != nil || err3 != nil {
-			http.Error(w, "want rate, n and bytes, numbers", http.StatusBadRequest)
-			return
+	probe := func(run func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			rate, err1 := strconv.ParseFloat(q.Get("rate"), 64)
+			n, err2 := strconv.Atoi(q.Get("n"))
+			size, err3 := strconv.Atoi(q.Get("bytes"))
+			if err1 != nil || err2 != nil || err3 != nil {
+				http.Error(w, "want rate, n and bytes, numbers", http.StatusBadRequest)
+				return
+			}
+			lat, head, err := run(r.Context(), rate, n, size)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			var b strings.Builder
+			b.WriteString(head)
+			for _, d := range lat {
+				b.WriteString(strconv.FormatInt(int64(d), 10))
+				b.WriteByte('\n')
+			}
+			w.Write([]byte(b.String()))
 		}
-		lat, err := ledger.ProbeDisk(r.Context(), dir, rate, n, size)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		var b strings.Builder
-		for _, d := range lat {
-			b.WriteString(strconv.FormatInt(int64(d), 10))
-			b.WriteByte('\n')
-		}
-		w.Write([]byte(b.String()))
-	})
+	}
+	mux.HandleFunc("GET /fdatasync", probe(func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error) {
+		lat, err := ledger.ProbeDisk(ctx, dir, rate, n, size)
+		return lat, "", err
+	}))
+	mux.HandleFunc("GET /commits", probe(func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error) {
+		lat, commits, err := ledger.ProbeCommits(ctx, dir, rate, n, size)
+		return lat, fmt.Sprintf("commits %d\n", commits), err
+	}))
 	return mux
+}
+
+// probeCommits asks the disk child for n requests' group commits at
+// rate, and how many commits they took.
+func probeCommits(ctx context.Context, c *child, rate float64, n int) ([]time.Duration, int, error) {
+	body, err := askDisk(ctx, fmt.Sprintf("%s/commits?rate=%g&n=%d&bytes=%d", c.URL, rate, n, diskProbeBytes))
+	if err != nil {
+		return nil, 0, err
+	}
+	head, rest, _ := strings.Cut(body, "\n")
+	commits, err := strconv.Atoi(strings.TrimPrefix(head, "commits "))
+	if err != nil || !strings.HasPrefix(head, "commits ") {
+		return nil, 0, fmt.Errorf("disk probe: %q is not a count of commits", head)
+	}
+	lat, err := diskTimes(rest, n)
+	return lat, commits, err
 }
 
 // probeDisk asks the disk child for n syncs at rate.
 func probeDisk(ctx context.Context, c *child, rate float64, n int) ([]time.Duration, error) {
-	u := fmt.Sprintf("%s/fdatasync?rate=%g&n=%d&bytes=%d", c.URL, rate, n, diskProbeBytes)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	body, err := askDisk(ctx, fmt.Sprintf("%s/fdatasync?rate=%g&n=%d&bytes=%d", c.URL, rate, n, diskProbeBytes))
 	if err != nil {
 		return nil, err
 	}
+	return diskTimes(body, n)
+}
+
+// askDisk is the disk child's answer to a GET of u.
+func askDisk(ctx context.Context, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("disk probe: %w", err)
+		return "", fmt.Errorf("disk probe: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("disk probe: %w", err)
+		return "", fmt.Errorf("disk probe: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("disk probe: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		return "", fmt.Errorf("disk probe: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
+	return string(body), nil
+}
+
+// diskTimes reads n times in nanoseconds, one a line.
+func diskTimes(body string, n int) ([]time.Duration, error) {
 	var lat []time.Duration
-	for _, l := range strings.Fields(string(body)) {
+	for _, l := range strings.Fields(body) {
 		ns, err := strconv.ParseInt(l, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("disk probe: %q is not a time in ns", l)

@@ -135,13 +135,14 @@ type proxyReport struct {
 	Rate        float64 // the open-loop rate used
 	RateLowered bool
 	CalibRPS    float64 // the lowest saturation seen in calibration
-	// Disk is each write and fdatasync of the disk probe, run after each
-	// round at the judged mode's open-loop commit rate, as many times as
-	// it committed; DiskTime is the open-loop time those commits took.
-	Disk      []time.Duration
-	FirstDisk []time.Duration // Disk of the first round
-	DiskTime  time.Duration
-	Params    proxyParams
+	// Disk is each request's time in the disk probe run after each round
+	// (ledger.ProbeCommits: the open loop's requests at its rate, group
+	// committed as they arrive, each timed from its arrival to its
+	// commit), in DiskCommits commits.
+	Disk        []time.Duration
+	FirstDisk   []time.Duration // Disk of the first round
+	DiskCommits int
+	Params      proxyParams
 }
 
 func (m *mode) rps() float64 {
@@ -301,9 +302,8 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 	judged := rep.judged()
 	for round := range p.Rounds {
 		var syncs0 int64
-		var open0 time.Duration
 		if judged != nil {
-			syncs0, open0 = judged.OpenSyncs, judged.OpenTime
+			syncs0 = judged.OpenSyncs
 		}
 		for _, m := range modes {
 			if err := ctx.Err(); err != nil {
@@ -318,11 +318,10 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 				fmt.Fprintf(p.Log, "  first error: %v\n", m.FirstErr)
 			}
 		}
-		// The disk alone, as often and as fast as the judged mode's
-		// journal synced in this round's open loop.
+		// The disk alone, the open loop's requests committed as they
+		// arrive.
 		if judged != nil && judged.OpenSyncs > syncs0 {
-			n, d := judged.OpenSyncs-syncs0, judged.OpenTime-open0
-			lat, err := probeDisk(ctx, diskc, float64(n)/d.Seconds(), int(n))
+			lat, commits, err := probeCommits(ctx, diskc, rep.Rate, p.OpenN)
 			if err != nil {
 				return nil, err
 			}
@@ -330,8 +329,8 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 				rep.FirstDisk = lat
 			}
 			rep.Disk = append(rep.Disk, lat...)
-			rep.DiskTime += d
-			fmt.Fprintf(p.Log, "%s: round %d disk alone: %d syncs at %.0f/s  p50 %v\n", lay.Name, round+1, n, float64(n)/d.Seconds(), pct(lat, 0.5))
+			rep.DiskCommits += commits
+			fmt.Fprintf(p.Log, "%s: round %d disk alone: %d requests at %.0f/s in %d commits  p50 %v  p99 %v\n", lay.Name, round+1, len(lat), rep.Rate, commits, pct(lat, 0.5), pct(lat, 0.99))
 		}
 	}
 	for _, m := range modes {

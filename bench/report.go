@@ -201,9 +201,9 @@ func (r *results) proxyMarkdown(b *strings.Builder, p *proxyReport) {
 		fmt.Fprintf(b, " %s | %s |\n", v, verdict(ok))
 	}
 	if len(p.Disk) > 0 {
-		fmt.Fprintf(b, "\nThe disk alone (after each round, a process of its own on the target's CPUs wrote %d bytes to a preallocated file in the modes' filesystem and called fdatasync, %d times at %.0f/s: %s's journal commits of the round's open loop, as many and as fast): p50 %s, p90 %s, p99 %s. %s acknowledges a response after one such commit, so this is the floor of what it adds to bare's latency on this machine.\n",
-			diskProbeBytes, len(p.Disk), float64(len(p.Disk))/p.DiskTime.Seconds(), judged.Key,
-			ms(pct(p.Disk, 0.5)), ms(pct(p.Disk, 0.9)), ms(pct(p.Disk, 0.99)), judged.Key)
+		fmt.Fprintf(b, "\nThe disk alone (after each round, a process of its own on the target's CPUs, in the modes' filesystem): each time the open loop's %d requests at %.0f req/s, each committed as custody's journal commits, with every other that had arrived since the last commit, in one write (%d bytes a request) and one fdatasync of a preallocated file: %d requests in %d commits. From a request's arrival to the end of its commit: p50 %s, p90 %s, p99 %s, p99.9 %s. %s acknowledges a response only after such a commit, so this is the floor of what it adds to bare's latency on this machine.\n",
+			p.Params.OpenN, p.Rate, diskProbeBytes, len(p.Disk), p.DiskCommits,
+			ms(pct(p.Disk, 0.5)), ms(pct(p.Disk, 0.9)), ms(pct(p.Disk, 0.99)), ms(pct(p.Disk, 0.999)), judged.Key)
 	}
 	b.WriteString("\n")
 }

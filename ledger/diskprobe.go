@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -26,24 +27,12 @@ func ProbeDisk(ctx context.Context, dir string, rate float64, n, size int) ([]ti
 	if rate <= 0 || n <= 0 || size <= 0 || size > probeFileBytes {
 		return nil, fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, probeFileBytes)
 	}
-	f, err := os.CreateTemp(dir, ".custody-disk-probe-")
+	f, done, err := probeFile(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	// Zero-filled and synced first, as the journal's segments are: the
-	// syncs that follow flush data only, no block allocation.
-	if _, err := f.Write(make([]byte, probeFileBytes)); err != nil {
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	rec := make([]byte, size)
-	for i := range rec {
-		rec[i] = byte(i)
-	}
+	defer done()
+	rec := probeRecord(size)
 	lat := make([]time.Duration, 0, n)
 	every := time.Duration(float64(time.Second) / rate)
 	next := time.Now()
@@ -70,4 +59,115 @@ func ProbeDisk(ctx context.Context, dir string, rate float64, n, size int) ([]ti
 		off += int64(size)
 	}
 	return lat, nil
+}
+
+// ProbeCommits times what the disk alone makes a request wait for in a
+// gateway that answers only once the request's record is durable and
+// commits as custody's journal does: n requests arrive at rate per second
+// on a fixed schedule (as the bench's open loop sends them); each commit
+// writes the records of every request that has arrived since the last
+// one (size bytes each) in one write, then one fdatasync. A request's
+// time runs from its arrival (or from the committer's wake, if it slept
+// past it) to the end of the commit that holds it, so
+// it includes the rest of the commit in flight when it arrived, and one
+// slow fdatasync delays every request that arrives while it lasts, as it
+// delays the gateway's answers: ProbeDisk's times, one a sync from its
+// start, show neither. It returns each request's time and the number of
+// commits, and removes its file.
+func ProbeCommits(ctx context.Context, dir string, rate float64, n, size int) ([]time.Duration, int, error) {
+	if rate <= 0 || n <= 0 || size <= 0 || size > probeFileBytes {
+		return nil, 0, fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, probeFileBytes)
+	}
+	f, done, err := probeFile(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer done()
+	rec := probeRecord(size)
+	var off int64
+	commit := func(k int) error {
+		b := bytes.Repeat(rec, k)
+		if len(b) > probeFileBytes {
+			b = b[:probeFileBytes]
+		}
+		if off+int64(len(b)) > probeFileBytes {
+			off = 0
+		}
+		if _, err := f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+		return fdatasync(f)
+	}
+	return groupCommits(ctx, time.Duration(float64(time.Second)/rate), n, time.Now(), commit)
+}
+
+// groupCommits runs n arrivals, every apart from start, through commit,
+// which makes the k arrivals due so far durable at once; it returns each
+// arrival's time from its schedule (or, when the committer was asleep
+// past it, from its wake) to the end of its commit, and the number of
+// commits.
+func groupCommits(ctx context.Context, every time.Duration, n int, start time.Time, commit func(k int) error) ([]time.Duration, int, error) {
+	lat := make([]time.Duration, 0, n)
+	commits := 0
+	for len(lat) < n {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		// Idle until the next arrival. A sleep ends late (the timer, the
+		// CPU waking): an arrival in that time found the committer idle,
+		// as a request finds a gateway that its arrival wakes, so it is
+		// timed from the wake, not from its schedule; that wake-up is
+		// the proxy's as much as the disk's, and bare's latency has it.
+		var woke time.Time
+		first := start.Add(time.Duration(len(lat)) * every)
+		if d := time.Until(first); d > 0 {
+			time.Sleep(d)
+			woke = time.Now()
+		}
+		// Every arrival whose time has come joins this commit.
+		k := max(min(int(time.Since(start)/every)+1, n)-len(lat), 1)
+		if err := commit(k); err != nil {
+			return nil, 0, err
+		}
+		commits++
+		end, base := time.Now(), len(lat)
+		for i := range k {
+			arrived := start.Add(time.Duration(base+i) * every)
+			if arrived.Before(woke) {
+				arrived = woke
+			}
+			lat = append(lat, end.Sub(arrived))
+		}
+	}
+	return lat, commits, nil
+}
+
+// probeFile is a scratch file in dir, zero-filled and synced first as
+// the journal's segments are (the syncs that follow flush data only, no
+// block allocation), and the function that removes it.
+func probeFile(dir string) (*os.File, func(), error) {
+	f, err := os.CreateTemp(dir, ".custody-disk-probe-")
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() { f.Close(); os.Remove(f.Name()) }
+	if _, err := f.Write(make([]byte, probeFileBytes)); err != nil {
+		done()
+		return nil, nil, err
+	}
+	if err := f.Sync(); err != nil {
+		done()
+		return nil, nil, err
+	}
+	return f, done, nil
+}
+
+// probeRecord is size bytes of a record's worth of data.
+func probeRecord(size int) []byte {
+	rec := make([]byte, size)
+	for i := range rec {
+		rec[i] = byte(i)
+	}
+	return rec
 }
