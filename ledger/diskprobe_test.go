@@ -7,74 +7,55 @@ import (
 	"time"
 )
 
-// TestProbeDisk: the probe keeps its schedule, times every sync, and
-// leaves nothing behind.
-func TestProbeDisk(t *testing.T) {
-	dir := t.TempDir()
-	const n, rate = 40, 400.0
-	began := time.Now()
-	lat, err := ProbeDisk(context.Background(), dir, rate, n, 1360)
-	if err != nil {
-		t.Fatal(err)
+// TestProbes: each probe keeps its schedule, gives one positive time a
+// sync (ProbeDisk) or a request (ProbeCommits, in 1 to n commits),
+// leaves nothing behind, and refuses bad arguments and a missing
+// directory.
+func TestProbes(t *testing.T) {
+	probes := map[string]func(dir string, rate float64, n, size int) ([]time.Duration, int, error){
+		"ProbeDisk": func(dir string, rate float64, n, size int) ([]time.Duration, int, error) {
+			lat, err := ProbeDisk(context.Background(), dir, rate, n, size)
+			return lat, len(lat), err
+		},
+		"ProbeCommits": func(dir string, rate float64, n, size int) ([]time.Duration, int, error) {
+			return ProbeCommits(context.Background(), dir, rate, n, size)
+		},
 	}
-	if took, want := time.Since(began), time.Duration(float64(n-1)/rate*float64(time.Second)); took < want {
-		t.Errorf("%d syncs at %g/s took %v, under the schedule's %v", n, rate, took, want)
-	}
-	if len(lat) != n {
-		t.Fatalf("%d times, want %d", len(lat), n)
-	}
-	for i, d := range lat {
-		if d <= 0 {
-			t.Errorf("sync %d: %v", i, d)
-		}
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("the probe left %d files in its directory", len(left))
-	}
-	for _, bad := range []struct {
-		rate    float64
-		n, size int
-	}{{0, n, 1}, {rate, 0, 1}, {rate, n, 0}, {rate, n, probeFileBytes + 1}} {
-		if _, err := ProbeDisk(context.Background(), dir, bad.rate, bad.n, bad.size); err == nil {
-			t.Errorf("rate %g, n %d, size %d: taken", bad.rate, bad.n, bad.size)
-		}
-	}
-	if _, err := ProbeDisk(context.Background(), dir+"/missing", rate, n, 1); err == nil {
-		t.Error("a missing directory was taken")
-	}
-}
-
-// TestProbeCommits: one time a request, no more commits than requests,
-// the schedule kept, nothing left behind, bad arguments refused.
-func TestProbeCommits(t *testing.T) {
-	dir := t.TempDir()
-	n, rate := 60, 600.0
-	began := time.Now()
-	lat, commits, err := ProbeCommits(context.Background(), dir, rate, n, 1360)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took, want := time.Since(began), time.Duration(float64(n-1)/rate*float64(time.Second)); took < want {
-		t.Errorf("%d requests at %g/s took %v, under the schedule's %v", n, rate, took, want)
-	}
-	if len(lat) != n || commits < 1 || commits > n {
-		t.Fatalf("%d times in %d commits, want %d times in 1 to %d", len(lat), commits, n, n)
-	}
-	for i, d := range lat {
-		if d <= 0 {
-			t.Errorf("request %d: %v", i, d)
-		}
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("the probe left %d files in its directory", len(left))
-	}
-	for _, bad := range []struct {
-		rate    float64
-		n, size int
-	}{{0, n, 1}, {rate, 0, 1}, {rate, n, 0}, {rate, n, probeFileBytes + 1}} {
-		if _, _, err := ProbeCommits(context.Background(), dir, bad.rate, bad.n, bad.size); err == nil {
-			t.Errorf("rate %g, n %d, size %d: taken", bad.rate, bad.n, bad.size)
-		}
+	for name, probe := range probes {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			n, rate := 50, 500.0
+			began := time.Now()
+			lat, commits, err := probe(dir, rate, n, 1360)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took, want := time.Since(began), time.Duration(float64(n-1)/rate*float64(time.Second)); took < want {
+				t.Errorf("%d at %g/s took %v, under the schedule's %v", n, rate, took, want)
+			}
+			if len(lat) != n || commits < 1 || commits > n {
+				t.Fatalf("%d times in %d commits, want %d times in 1 to %[3]d", len(lat), commits, n)
+			}
+			for i, d := range lat {
+				if d <= 0 {
+					t.Errorf("time %d: %v", i, d)
+				}
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("the probe left %d files in its directory", len(left))
+			}
+			for _, bad := range []struct {
+				rate    float64
+				n, size int
+			}{{0, n, 1}, {rate, 0, 1}, {rate, n, 0}, {rate, n, probeFileBytes + 1}} {
+				if _, _, err := probe(dir, bad.rate, bad.n, bad.size); err == nil {
+					t.Errorf("rate %g, n %d, size %d: taken", bad.rate, bad.n, bad.size)
+				}
+			}
+			if _, _, err := probe(dir+"/missing", rate, n, 1); err == nil {
+				t.Error("a missing directory was taken")
+			}
+		})
 	}
 }
 
