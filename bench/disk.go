@@ -32,45 +32,33 @@ import (
 // sync within 0.03 ms of each other here.
 const diskProbeBytes = 1360
 
-// diskHandler serves the probes to the parent: GET
-// /fdatasync?rate=R&n=N&bytes=B runs ledger.ProbeDisk in dir and answers
-// each sync's time in nanoseconds, one a line; GET /commits with the same
-// query runs ledger.ProbeCommits and answers "commits C", then each
-// request's time.
+// diskHandler serves the probe to the parent: GET
+// /commits?rate=R&n=N&bytes=B runs ledger.ProbeCommits in dir and answers
+// "commits C", then each request's time in nanoseconds, one a line.
 func diskHandler(dir string) http.Handler {
 	mux := http.NewServeMux()
-	probe := func(run func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error)) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			q := r.URL.Query()
-			rate, err1 := strconv.ParseFloat(q.Get("rate"), 64)
-			n, err2 := strconv.Atoi(q.Get("n"))
-			size, err3 := strconv.Atoi(q.Get("bytes"))
-			if err1 != nil || err2 != nil || err3 != nil {
-				http.Error(w, "want rate, n and bytes, numbers", http.StatusBadRequest)
-				return
-			}
-			lat, head, err := run(r.Context(), rate, n, size)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			var b strings.Builder
-			b.WriteString(head)
-			for _, d := range lat {
-				b.WriteString(strconv.FormatInt(int64(d), 10))
-				b.WriteByte('\n')
-			}
-			w.Write([]byte(b.String()))
+	mux.HandleFunc("GET /commits", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		rate, err1 := strconv.ParseFloat(q.Get("rate"), 64)
+		n, err2 := strconv.Atoi(q.Get("n"))
+		size, err3 := strconv.Atoi(q.Get("bytes"))
+		if err1 != nil || err2 != nil || err3 != nil {
+			http.Error(w, "want rate, n and bytes, numbers", http.StatusBadRequest)
+			return
 		}
-	}
-	mux.HandleFunc("GET /fdatasync", probe(func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error) {
-		lat, err := ledger.ProbeDisk(ctx, dir, rate, n, size)
-		return lat, "", err
-	}))
-	mux.HandleFunc("GET /commits", probe(func(ctx context.Context, rate float64, n, size int) ([]time.Duration, string, error) {
-		lat, commits, err := ledger.ProbeCommits(ctx, dir, rate, n, size)
-		return lat, fmt.Sprintf("commits %d\n", commits), err
-	}))
+		lat, commits, err := ledger.ProbeCommits(r.Context(), dir, rate, n, size)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "commits %d\n", commits)
+		for _, d := range lat {
+			b.WriteString(strconv.FormatInt(int64(d), 10))
+			b.WriteByte('\n')
+		}
+		w.Write([]byte(b.String()))
+	})
 	return mux
 }
 
@@ -88,15 +76,6 @@ func probeCommits(ctx context.Context, c *child, rate float64, n int) ([]time.Du
 	}
 	lat, err := diskTimes(rest, n)
 	return lat, commits, err
-}
-
-// probeDisk asks the disk child for n syncs at rate.
-func probeDisk(ctx context.Context, c *child, rate float64, n int) ([]time.Duration, error) {
-	body, err := askDisk(ctx, fmt.Sprintf("%s/fdatasync?rate=%g&n=%d&bytes=%d", c.URL, rate, n, diskProbeBytes))
-	if err != nil {
-		return nil, err
-	}
-	return diskTimes(body, n)
 }
 
 // askDisk is the disk child's answer to a GET of u.
