@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/custody-gateway/custody/internal/refused"
 )
 
 // TestGracefulShutdown: on SIGTERM custody stops accepting, finishes the
@@ -80,7 +82,7 @@ func TestShutdownWithoutQuorum(t *testing.T) {
 	os.WriteFile(keyFile, []byte(skey+"\n"), 0o600)
 	ledgerCfg := fmt.Sprintf("ledger:\n  origin: %s\n  key_file: %s\n  batch_max_age: 50ms\n", origin, keyFile)
 	withWitness := ledgerCfg + fmt.Sprintf("  witness_policy: {quorum: 1, timeout: 1s}\n  witnesses:\n    - {name: gone.custody.test, vkey: %q, url: %q}\n",
-		wvkey, deadWitness(t))
+		wvkey, "http://"+refused.Addr(t)+"/") // nothing answers there
 	// The log is made without witnesses: on an empty log tessera's first
 	// checkpoint needs the quorum, and start-up fails without it.
 	startServe(t, dir, "--config", writeConfig(t, dir, twoTenants+ledgerCfg)).stop()

@@ -101,27 +101,6 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// deadWitness is the URL of a witness that never answers: the test holds
-// its port (so no other process can take it) and closes every connection
-// unanswered.
-func deadWitness(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return "http://" + l.Addr().String() + "/"
-}
-
 // startLiteWitness sets up a witness that knows the log (origin, vkey)
 // and starts it.
 func startLiteWitness(t *testing.T, lw, ctl, name, origin, logVKey string) *liteWitness {
