@@ -301,10 +301,6 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 	}
 	judged := rep.judged()
 	for round := range p.Rounds {
-		var syncs0 int64
-		if judged != nil {
-			syncs0 = judged.OpenSyncs
-		}
 		for _, m := range modes {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -319,8 +315,8 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 			}
 		}
 		// The disk alone, the open loop's requests committed as they
-		// arrive.
-		if judged != nil && judged.OpenSyncs > syncs0 {
+		// arrive (the judged mode is a durable one).
+		if judged != nil {
 			lat, commits, err := probeCommits(ctx, diskc, rep.Rate, p.OpenN)
 			if err != nil {
 				return nil, err

@@ -24,8 +24,8 @@ const probeFileBytes = 8 << 20
 // slower each: the virtual CPU has gone idle between them), hence the
 // rate: probe at the commit rate the gateway will see.
 func ProbeDisk(ctx context.Context, dir string, rate float64, n, size int) ([]time.Duration, error) {
-	if rate <= 0 || n <= 0 || size <= 0 || size > probeFileBytes {
-		return nil, fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, probeFileBytes)
+	if err := probeArgs(rate, n, size); err != nil {
+		return nil, err
 	}
 	f, done, err := probeFile(dir)
 	if err != nil {
@@ -75,8 +75,8 @@ func ProbeDisk(ctx context.Context, dir string, rate float64, n, size int) ([]ti
 // start, show neither. It returns each request's time and the number of
 // commits, and removes its file.
 func ProbeCommits(ctx context.Context, dir string, rate float64, n, size int) ([]time.Duration, int, error) {
-	if rate <= 0 || n <= 0 || size <= 0 || size > probeFileBytes {
-		return nil, 0, fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, probeFileBytes)
+	if err := probeArgs(rate, n, size); err != nil {
+		return nil, 0, err
 	}
 	f, done, err := probeFile(dir)
 	if err != nil {
@@ -141,6 +141,15 @@ func groupCommits(ctx context.Context, every time.Duration, n int, start time.Ti
 		}
 	}
 	return lat, commits, nil
+}
+
+// probeArgs refuses a probe that could not run: each of rate, n and size
+// positive, size at most the scratch file.
+func probeArgs(rate float64, n, size int) error {
+	if rate <= 0 || n <= 0 || size <= 0 || size > probeFileBytes {
+		return fmt.Errorf("disk probe: rate %g, n %d, size %d: each must be positive (size at most %d)", rate, n, size, probeFileBytes)
+	}
+	return nil
 }
 
 // probeFile is a scratch file in dir, zero-filled and synced first as
