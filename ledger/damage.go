@@ -130,13 +130,25 @@ func warnTorn(logger *slog.Logger, d *Damage) {
 }
 
 // findDamage returns the first bad record of the segment data (nil if its
-// records end where its zero fill begins), and the records before it.
-// first is the segment's first index.
+// records end cleanly), and the records before it. first is the segment's
+// first index.
+//
+// A segment's records end where its zero fill begins, or at a record
+// boundary holding the end mark (recordHeader zero bytes: the syncer writes
+// one after each group) or a record of the file's earlier use: a segment
+// recycled from one tessera had integrated (journal.recycle) still holds
+// that one's records, all of indices below first, after its own. An end
+// is clean only if no intact record of this segment's follows it;
+// otherwise it is damage (e.g. a zeroed block in front of acknowledged
+// records).
 func findDamage(data []byte, first uint64, recs []journalRecord) ([]journalRecord, int, bool) {
 	end := usedLen(data)
 	off, want := 0, first
 	for off < end {
 		leaf, idx, n, ok := parseRecord(data[off:])
+		if endMark(data[off:]) || ok && idx < first {
+			return recs, off, len(salvage(data, off, first)) > 0
+		}
 		if !ok || idx != want {
 			return recs, off, true
 		}
@@ -145,6 +157,15 @@ func findDamage(data []byte, first uint64, recs []journalRecord) ([]journalRecor
 		want++
 	}
 	return recs, off, false
+}
+
+// endMark reports whether b starts with the end mark the syncer writes
+// after each group: a record header of zeros.
+func endMark(b []byte) bool {
+	if len(b) < recordHeader {
+		return false
+	}
+	return [recordHeader]byte(b[:recordHeader]) == [recordHeader]byte{}
 }
 
 // usedLen is the length of data without its zero fill.

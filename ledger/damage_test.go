@@ -152,16 +152,30 @@ func TestJournalDamageCases(t *testing.T) {
 		corrupt func(t *testing.T, seg0, seg5 string)
 		torn    bool // cut off by itself; else refused
 		records int  // read when cut
+		clean   bool // no damage: the records end before the bytes changed
 	}{
 		// Stray bytes in the unused end of an earlier segment, whose next
 		// segment starts where its records stop: nothing is lost.
-		{"stray bytes after an earlier segment's records", func(t *testing.T, seg0, _ string) { patch(t, seg0, 3000, []byte{7}) }, true, 7},
+		{"stray bytes right after an earlier segment's records", func(t *testing.T, seg0, _ string) {
+			patch(t, seg0, 5*int64(len(encodeRecord(0, []byte(`{"leaf":0}`)))), []byte{7})
+		}, true, 7, false},
+		// Past the zeros that end its records (the end mark the syncer
+		// writes after each group, or the zero fill), bytes that hold
+		// no record of the segment are not read: a recycled segment's
+		// older records lie there.
+		{"stray bytes past an earlier segment's end", func(t *testing.T, seg0, _ string) { patch(t, seg0, 3000, []byte{7}) }, false, 7, true},
+		{"an older record past a segment's end", func(t *testing.T, _, seg5 string) {
+			patch(t, seg5, 2*int64(len(encodeRecord(5, []byte(`{"leaf":5}`)))), encodeRecord(3, []byte(`{"leaf":3}`)))
+		}, false, 7, true},
+		// Zeros in front of records the segment holds are damage: they
+		// would be lost.
+		{"zeros in front of an earlier segment's records", func(t *testing.T, seg0, _ string) { patch(t, seg0, 0, make([]byte, recordHeader)) }, false, 0, false},
 		{"torn last record", func(t *testing.T, _, seg5 string) {
 			patch(t, seg5, 2*int64(len(encodeRecord(5, []byte(`{"leaf":5}`)))), []byte{0, 0, 0, 90, 1})
-		}, true, 7},
+		}, true, 7, false},
 		// A flipped byte in an earlier segment's records: the rest of it,
 		// and the later segment, would be lost.
-		{"flipped byte in an earlier segment", func(t *testing.T, seg0, _ string) { patch(t, seg0, 20, []byte{'X'}) }, false, 0},
+		{"flipped byte in an earlier segment", func(t *testing.T, seg0, _ string) { patch(t, seg0, 20, []byte{'X'}) }, false, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -169,6 +183,12 @@ func TestJournalDamageCases(t *testing.T) {
 			seg5 := writeSegment(t, dir, 5, 2, 4096)
 			tc.corrupt(t, seg0, seg5)
 			recs, _, d, err := readJournal(dir)
+			if tc.clean {
+				if err != nil || d != nil || len(recs) != tc.records {
+					t.Fatalf("want %d records and no damage: %v %+v %d", tc.records, err, d, len(recs))
+				}
+				return
+			}
 			if !tc.torn {
 				var ce *CorruptJournalError
 				if !errors.As(err, &ce) || len(ce.After) != 6 {

@@ -228,13 +228,14 @@ func TestJournalTornTail(t *testing.T) {
 	dir := t.TempDir()
 	l := openTest(t, dir)
 	appendN(t, l, 3)
-	// Simulate a crash: the leaves are journaled, and a torn record follows.
+	// Simulate a crash: the leaves are journaled, and the next group's
+	// write, where their records end, was torn.
 	seg := filepath.Join(dir, journalDir, segmentName(0))
-	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(seg, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write([]byte{0, 0, 0, 9, 1, 2, 3})
+	f.WriteAt([]byte{0, 0, 0, 9, 1, 2, 3}, int64(usedLen(mustRead(t, seg))))
 	f.Close()
 	recs, _, _, err := readJournal(filepath.Join(dir, journalDir))
 	if err != nil {
