@@ -54,6 +54,10 @@ type JournalReport struct {
 	// records below it are in the log, and losing them from the journal
 	// loses nothing.
 	LogSize uint64
+	// Tail is the last segment file ("" if none), and End where its intact
+	// records end: where the next group is written.
+	Tail string
+	End  int64
 }
 
 // CheckJournal reads the journal of the ledger in dir (Config.Dir)
@@ -68,7 +72,18 @@ func CheckJournal(dir string) (*JournalReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JournalReport{Records: len(recs), Segments: len(segs), Damage: d, LogSize: size}, nil
+	rep := &JournalReport{Records: len(recs), Segments: len(segs), Damage: d, LogSize: size}
+	if len(segs) > 0 {
+		last := segs[len(segs)-1]
+		rep.Tail = filepath.Join(dir, journalDir, segmentName(last))
+		data, err := os.ReadFile(rep.Tail)
+		if err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		_, end, _ := findDamage(data, last, nil)
+		rep.End = int64(end)
+	}
+	return rep, nil
 }
 
 // RepairJournal cuts the journal of the stopped ledger in dir at d, the

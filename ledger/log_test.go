@@ -235,8 +235,16 @@ func TestJournalTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteAt([]byte{0, 0, 0, 9, 1, 2, 3}, int64(usedLen(mustRead(t, seg))))
+	rep, err := CheckJournal(dir)
+	if err != nil || rep.Tail != seg || rep.Damage != nil {
+		t.Fatalf("CheckJournal: %+v %v", rep, err)
+	}
+	f.WriteAt([]byte{0, 0, 0, 9, 1, 2, 3}, rep.End)
 	f.Close()
+	if rep, err := CheckJournal(dir); err != nil || rep.Damage == nil || !rep.Damage.Torn ||
+		rep.Damage.Offset != rep.End || rep.Damage.Index != 3 {
+		t.Fatalf("CheckJournal after the tear: %+v %v", rep, err)
+	}
 	recs, _, _, err := readJournal(filepath.Join(dir, journalDir))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/custody-gateway/custody/ledger"
 	"github.com/custody-gateway/custody/ledger/ledgertest"
 	"github.com/rogpeppe/go-internal/testscript"
 	"k8s.io/klog/v2"
@@ -32,6 +33,8 @@ import (
 //	                            response.sse and vkey, and set $VKEY; -keys: sign with DIR's keys, and make
 //	                            the first leaf differ from an honest log's (a rewritten history)
 //	tamper FILE [OFFSET]        flip the low bit of a byte of FILE (default: the middle one)
+//	tear DIR                    write the start of a record where the journal of the stopped ledger in DIR
+//	                            ends, as a crash mid-write leaves it
 //	replace FILE OLD NEW        replace the first OLD in FILE by NEW
 func TestScript(t *testing.T) {
 	// mklog runs tessera in this process; main silences its klog too.
@@ -50,6 +53,7 @@ func TestScript(t *testing.T) {
 			"exits":   cmdExits,
 			"mklog":   cmdMklog,
 			"tamper":  cmdTamper,
+			"tear":    cmdTear,
 			"replace": cmdReplace,
 		},
 	})
@@ -132,6 +136,21 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b[off] ^= 1
 	ts.Check(os.WriteFile(p, b, 0o644))
+}
+
+func cmdTear(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tear DIR")
+	}
+	rep, err := ledger.CheckJournal(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if rep.Tail == "" || rep.Damage != nil {
+		ts.Fatalf("tear: the journal has no segment, or is damaged already: %+v", rep)
+	}
+	f, err := os.OpenFile(rep.Tail, os.O_WRONLY, 0)
+	ts.Check(err)
+	_, err = f.WriteAt([]byte{0, 0, 0, 9, 1, 2, 3}, rep.End)
+	ts.Check(errors.Join(err, f.Close()))
 }
 
 func cmdReplace(ts *testscript.TestScript, neg bool, args []string) {
