@@ -26,6 +26,13 @@ func BenchmarkProxyPath(b *testing.B) {
 		`{"model":"sim-1","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"What is the capital of France? Answer k9XbQ2mZ7w."}]}`)
 }
 
+// BenchmarkProxyPathStream is BenchmarkProxyPath for a streamed answer:
+// the SSE reader, the stream's wire, its checks and its relay.
+func BenchmarkProxyPathStream(b *testing.B) {
+	benchProxyPath(b, "openai", upstream.Config{}, "/v1/chat/completions",
+		`{"model":"sim-1","stream":true,"messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"What is the capital of France? Answer k9XbQ2mZ7w."}]}`)
+}
+
 // BenchmarkProxyPathMessages is BenchmarkProxyPath for a Messages client
 // passed through to a kind: anthropic provider (the sim speaks Messages):
 // the Messages wire's parse, strict members, texts and contract.

@@ -52,7 +52,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	// in-flight budget grows with the largest event read.
 	maxEvent := x.g.cfg.Limits.MaxEventBytes
 	meter := &streamMeter{r: resp.Body, h: x.hold, base: firstReserve}
-	sr := sse.NewReader(meter, int(min(maxEvent, math.MaxInt32)))
+	out := &flushOnWait{r: meter, flush: rc.Flush}
+	sr := sse.NewReader(out, int(min(maxEvent, math.MaxInt32)))
 	events := x.wire.NewStreamReader()
 	var tb StreamBridge
 	if x.bridge != nil {
@@ -66,7 +67,9 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		end       []byte // what ends the stream, once its terminal event came
 		first     = true
 		readError error
-		maxSize   = x.g.cfg.Limits.MaxStreamBytes
+		// flushedOnce is set once the first event delivered was flushed.
+		flushedOnce bool
+		maxSize     = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
 		raw, err := sr.Next()
@@ -147,23 +150,30 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		}
 		// What the client receives is what was checked, canonically
 		// framed: never raw's bytes as they came.
-		out := ev.Out
+		body := ev.Out
 		if tb != nil {
-			if out, err = tb.Event(raw.Data, &ev); err != nil {
+			if body, err = tb.Event(raw.Data, &ev); err != nil {
 				return custody.Wrap(custody.CodeInternal, err, "the stream could not be translated")
 			}
 		} else if ev.UsageOnly && !x.req.IncludeUsage() {
 			continue // custody asked for it; the client did not
 		}
-		if len(out) == 0 {
+		if len(body) == 0 {
 			continue
 		}
-		if err := x.deliver(out); err != nil {
+		if err := x.deliver(body); err != nil {
 			return x.clientGone(err)
 		}
-		if err := rc.Flush(); err != nil {
-			return x.clientGone(err)
+		out.delivered()
+		if !flushedOnce {
+			flushedOnce = true // the first event goes at once: the time to first byte
+			if err := out.flushNow(); err != nil {
+				return x.clientGone(err)
+			}
 		}
+	}
+	if out.err != nil {
+		return x.clientGone(out.err)
 	}
 	if readError != nil && readError != io.EOF {
 		if x.r.Context().Err() != nil {
