@@ -129,6 +129,8 @@ func (s *responsesStream) Read(name, data []byte) (Event, error) {
 	switch typ {
 	case "response.created":
 		ev.ID, ev.Model = s.v.ID, s.v.Model
+	case "response.in_progress":
+		ev.Model = s.v.Model // when created named none
 	case "response.completed", "response.incomplete", "response.failed":
 		ev.Reading = responseReading(s.v.Response, texts)
 		ev.Terminal = true

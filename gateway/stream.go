@@ -62,11 +62,13 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	scan := &streamScan{x: x}
 	digest := newStreamDigest() // for the replay check of a stream with no id
 	var (
-		sawUsage  bool
-		cached    int    // usage.prompt_tokens_details.cached_tokens
-		end       []byte // what ends the stream, once its terminal event came
-		first     = true
-		readError error
+		sawUsage bool
+		cached   int    // usage.prompt_tokens_details.cached_tokens
+		end      []byte // what ends the stream, once its terminal event came
+		first    = true
+		// modelPending is set while no event has named the model.
+		modelPending bool
+		readError    error
 		// flushedOnce is set once the first event delivered was flushed.
 		flushedOnce bool
 		maxSize     = x.g.cfg.Limits.MaxStreamBytes
@@ -116,6 +118,13 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) && scan.feed(ev.Texts) {
 				return firstFailure(tx)
 			}
+			if modelPending {
+				// The last chance: a stream that named its model nowhere
+				// (and no more) is refused before its end is relayed.
+				if x.nameModel(rt, ev.Model); tx.Rejected() {
+					return firstFailure(tx)
+				}
+			}
 			// The terminal event may carry what the contract reads (a
 			// Responses response.completed: status, usage, output).
 			x.contractEvent(&ev, raw.Name, raw.Data)
@@ -131,11 +140,21 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			if err := identityError(ev.ID, ev.Model, ev.Fingerprint); err != nil && x.g.checks.runs(custody.CheckShape) {
 				return x.upstreamFault(rt, err) // nothing was relayed yet
 			}
-			x.checkModel(rt)
+			// A first event that names no model (llama.cpp's Responses
+			// response.created) leaves the model check to the first
+			// event that does, at the latest the terminal one.
+			if modelPending = ev.Model == ""; !modelPending {
+				x.checkModel(rt)
+			}
 			x.checkReplay(rt, ev.ID, nil)
 			if tx.Rejected() {
 				return firstFailure(tx)
 			}
+		} else if modelPending && ev.Model != "" {
+			if x.nameModel(rt, ev.Model); tx.Rejected() {
+				return firstFailure(tx)
+			}
+			modelPending = false
 		}
 		// The contamination scan reads each event's texts before the
 		// event is relayed.
@@ -234,6 +253,17 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 	x.w.Write(end)
 	rc.Flush()
 	return nil
+}
+
+// nameModel checks the model a stream named after its first event: its
+// size, then the model check; an outcome that rejects ends the stream.
+func (x *exchange) nameModel(rt route, model string) {
+	x.tx.ResponseModel = custody.Bound(model)
+	if err := identityError("", model, ""); err != nil && x.g.checks.runs(custody.CheckShape) {
+		x.verdictOf(err, custody.CheckShape)
+		return
+	}
+	x.checkModel(rt)
 }
 
 // The trailers that carry a stream's final verdict (README.md, Talk to it).

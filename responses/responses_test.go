@@ -389,6 +389,13 @@ func TestStreamValidator(t *testing.T) {
 		{"failed", []string{created, `{"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","object":"response","model":"m","status":"failed","error":{"code":"server_error"}}}`}, custody.CodeUpstreamErrorAsSuccess},
 		{"incomplete with nothing", []string{created, `{"type":"response.incomplete","sequence_number":1,"response":{"id":"resp_1","object":"response","model":"m","status":"incomplete","usage":{"input_tokens":3,"output_tokens":0}}}`}, custody.CodeUpstreamErrorAsSuccess},
 		{"completed saying incomplete", []string{created, strings.Replace(done, `"status":"completed"`, `"status":"incomplete"`, 1)}, custody.CodeStreamInconsistent},
+		// llama.cpp's /v1/responses names the model only in the terminal
+		// Response and gives no output_index: the first event that names
+		// the model fixes it, and an index given must still be the next.
+		{"llama.cpp: model named at the end", llamaShape(created, added, delta, done), ""},
+		{"llama.cpp: model named, then another", llamaShape(created, added,
+			`{"type":"response.in_progress","response":{"id":"resp_1","object":"response","model":"x","status":"in_progress"}}`, done), custody.CodeStreamInconsistent},
+		{"llama.cpp: an index given is not the next", llamaShape(created, added, strings.Replace(added, `{"type"`, `{"output_index":3,"type"`, 1)), custody.CodeStreamInconsistent},
 		{"ambiguous model", []string{`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"shadow","Model":"m"}}`}, custody.CodeResponseAmbiguous},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,6 +413,38 @@ func TestStreamValidator(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tc.code)
 			}
 		})
+	}
+}
+
+// llamaShape is events as llama.cpp sends them: unnumbered, with no
+// output_index, and a model only in the terminal event's Response.
+func llamaShape(events ...string) []string {
+	out := unnumbered(events...)
+	for i, e := range out {
+		e = strings.Replace(e, `,"output_index":0`, "", 1)
+		if !strings.Contains(e, `"status":"completed"`) {
+			e = strings.Replace(e, `,"model":"m"`, "", 1)
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func TestStreamValidatorLateModel(t *testing.T) {
+	var v StreamValidator
+	for _, e := range llamaShape(
+		`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","model":"m","status":"in_progress"}}`,
+		`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message"}}`,
+		`{"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","model":"m","status":"completed","usage":{"input_tokens":3,"output_tokens":1},"output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}]}}`) {
+		if v.Model != "" {
+			t.Fatalf("model %q before any event named it", v.Model)
+		}
+		if err := v.Event([]byte(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Model != "m" || v.End() != nil {
+		t.Fatalf("model %q after the terminal event named m", v.Model)
 	}
 }
 

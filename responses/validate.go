@@ -12,7 +12,9 @@ import (
 // has none, as llama.cpp's /v1/responses sends them, none has one); the
 // first is
 // response.created; every event that carries the Response carries the
-// same id and model; output items are added at indexes 0, 1, 2...; there
+// same id, and the same model once one named it (llama.cpp's names it only
+// in the terminal event); output items are added at indexes 0, 1, 2...
+// (an output_index may be left out, as llama.cpp does); there
 // is exactly one terminal event (response.completed, .incomplete or
 // .failed) and nothing after it but a tolerated [DONE]. Violations are
 // stream_inconsistent; an error event or a failed Response is
@@ -85,13 +87,19 @@ func (v *StreamValidator) Event(data []byte) error {
 		if r.ID != v.ID {
 			return inconsistent("an event carries another response's id")
 		}
-		if r.Model != v.Model {
+		// An event may leave the model out (llama.cpp names it only in
+		// the terminal Response); the first to name it fixes it.
+		switch {
+		case v.Model == "":
+			v.Model = r.Model
+		case r.Model != "" && r.Model != v.Model:
 			return inconsistent("an event carries model %q in a stream of %q", r.Model, v.Model)
 		}
 	}
 	switch e.Type {
 	case "response.output_item.added":
-		if e.OutputIndex == nil || *e.OutputIndex != v.items {
+		// llama.cpp leaves output_index out; one it gives must be next.
+		if e.OutputIndex != nil && *e.OutputIndex != v.items {
 			return inconsistent("output item added at index %s, want %d", idx(e.OutputIndex), v.items)
 		}
 		v.items++

@@ -73,7 +73,14 @@ type passCase struct {
 	// be refused with, because llama.cpp ignores what the request asks:
 	// its server reads a tool_choice object through a string-typed
 	// json_value, so a Responses named choice becomes "auto", and its
-	// Messages converter turns {"type":"tool"} into "required" (any tool).
+	// Messages converter turns {"type":"tool"} into "required" (any tool);
+	// its Responses converter does not carry text.format to the
+	// response_format its chat parameters read, so a json_object answer
+	// that ends before max_output_tokens is whatever the model said; and
+	// its stop-string search looks only at the last token and the stop's
+	// length (server-context.cpp, find_stopping_strings), skipping tokens
+	// that end inside a UTF-8 character, so a stop in a token before one
+	// that completes a character is missed and the text holds it.
 	ignored string
 }
 
@@ -95,6 +102,7 @@ func enginePassThroughCases(model string) []passCase {
 	msg("max_tokens 1", 2, `"max_tokens":1`)
 	msg("max_tokens 3", 2, `"max_tokens":3`)
 	msg("stop_sequences", 3, `"max_tokens":32,"stop_sequences":["e","a"," "]`)
+	cs[len(cs)-1].ignored = "contract_stop_ignored"
 	msg("tools auto", 4, `"max_tokens":48,"tools":`+aTools)
 	msg("tools auto small", 2, `"max_tokens":4,"tools":`+aTools+`,"tool_choice":{"type":"auto"}`)
 	msg("tools any", 4, `"max_tokens":48,"tools":`+aTools+`,"tool_choice":{"type":"any"}`)
@@ -103,6 +111,7 @@ func enginePassThroughCases(model string) []passCase {
 	cs[len(cs)-1].ignored = "contract_tool_choice_ignored"
 	msg("tools none", 3, `"max_tokens":24,"tools":`+aTools+`,"tool_choice":{"type":"none"}`)
 	msg("tools stop_sequences", 2, `"max_tokens":32,"stop_sequences":["e"],"tools":`+aTools)
+	cs[len(cs)-1].ignored = "contract_stop_ignored"
 	in := `"input":"What is the weather in Lima for three days?"`
 	resp := func(name string, reps int, members string) {
 		cs = append(cs, passCase{wire: "responses", name: name, path: "/v1/responses", body: `{"model":` + rm + `,` + members + `,` + in + `}`, reps: reps})
@@ -118,6 +127,7 @@ func enginePassThroughCases(model string) []passCase {
 	cs[len(cs)-1].ignored = "contract_tool_choice_ignored"
 	resp("tools none", 3, `"max_output_tokens":24,"tools":`+rTools+`,"tool_choice":"none"`)
 	resp("json_object", 2, `"max_output_tokens":48,"text":{"format":{"type":"json_object"}}`)
+	cs[len(cs)-1].ignored = "contract_format_invalid"
 	return cs
 }
 
@@ -232,7 +242,15 @@ func (pt *passTally) other(wire string, stream bool, status int, verdict, checks
 	if pt.others == nil {
 		pt.others = map[string]int{}
 	}
-	pt.others[fmt.Sprintf("%s stream=%v: HTTP %d verdict %q checks %q %q", wire, stream, status, verdict, checks, msg)]++
+	o := fmt.Sprintf("%s stream=%v: HTTP %d verdict %q checks %q %q", wire, stream, status, verdict, checks, msg)
+	pt.others[o]++
+	// An engine's own failure that five tries did not get past is its
+	// failure; any other refusal of an honest engine's answer, by any
+	// check, is a false alarm (before, every llama.cpp Responses stream
+	// was refused as model_mismatch here, and only logged).
+	if verdict == "rejected" && !strings.Contains(checks, "upstream_error_as_success") {
+		pt.alarms = append(pt.alarms, o)
+	}
 }
 
 func (pt *passTally) report(t *testing.T) {
