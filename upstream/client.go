@@ -116,6 +116,16 @@ func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
 	if call.TraceParent != "" {
 		req.Header.Set("Traceparent", call.TraceParent)
 	}
+	// A kept-alive connection the upstream closes as this request goes out
+	// on it (its keep-alive timeout racing the reuse) answers nothing: net/http
+	// sends the request again on a new connection only for a request it may
+	// replay, and a nil Idempotency-Key marks it so without sending the
+	// header. net/http retries only a reused connection that failed before
+	// the first byte of an answer (closed, or reset): an upstream that
+	// read the request and then died that way may generate it twice, and
+	// custody checks whichever answer comes. Nothing else is sent twice;
+	// a fresh connection's failure is never retried.
+	req.Header["Idempotency-Key"] = nil
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.classify(ctx, err)
