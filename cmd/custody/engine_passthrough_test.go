@@ -159,6 +159,19 @@ func llamaErrorEvent(wire string, r engineResult) bool {
 	return strings.Contains(r.body, "the upstream sent an error event inside a 200 stream")
 }
 
+// llamaNoMessageStart: llama.cpp's Messages stream sends message_start
+// with its first partial result (server-task.cpp, to_json_anthropic:
+// n_decoded == 1), and process_token sends no partial result for a token
+// that ends inside a UTF-8 character. An answer whose first token is such
+// a byte has no message_start: with max_tokens 1, its stream is
+// message_delta, message_stop (reproduced straight from llama-server).
+// That stream names no message and no model, and the SDKs refuse it too;
+// custody refuses it as stream_inconsistent. Its failure, not an answer:
+// retried like its 500s.
+func llamaNoMessageStart(r engineResult) bool {
+	return strings.Contains(r.body, "before message_start")
+}
+
 // answerFinish is a Message's stop_reason or a Response's status (the
 // last in a stream); answerCall a tool_use block or function_call item.
 var (
@@ -177,7 +190,7 @@ func (pt *passTally) send(t *testing.T, s *server, c passCase, name string, stre
 		pt.sent[wire]++
 		pt.mu.Unlock()
 		r = sendEngine(t, s, path, body, stream)
-		if !engineFailed(r) && !llamaErrorEvent(wire, r) {
+		if !engineFailed(r) && !llamaErrorEvent(wire, r) && !llamaNoMessageStart(r) {
 			break
 		}
 		pt.mu.Lock()
