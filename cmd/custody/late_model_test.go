@@ -85,7 +85,8 @@ models:
 			"input": "Tell me a short story about a lighthouse. then:" + tc.then}))
 		status, read, checks, _ := exchangeAt(t, s.URL, "/v1/responses", "sk-acme", body)
 		refused := strings.Contains(read, "model_mismatch")
-		if !strings.Contains(checks, tc.checks) || refused != (tc.verdict == "rejected") {
+		if !strings.Contains(checks, tc.checks) || refused != (tc.verdict == "rejected") ||
+			!strings.Contains(read, ": custody-verdict "+tc.verdict+" ") {
 			t.Errorf("then %q: %d checks %q, want %s with %s\n%s", tc.then, status, checks, tc.verdict, tc.checks, tail(read, 1500))
 		}
 		if ended := strings.Contains(read, "event: response.completed") || strings.Contains(read, "event: response.incomplete"); ended != (tc.verdict == "verified") {
