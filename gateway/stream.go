@@ -69,9 +69,7 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		// modelPending is set while no event has named the model.
 		modelPending bool
 		readError    error
-		// flushedOnce is set once the first event delivered was flushed.
-		flushedOnce bool
-		maxSize     = x.g.cfg.Limits.MaxStreamBytes
+		maxSize      = x.g.cfg.Limits.MaxStreamBytes
 	)
 	for {
 		raw, err := sr.Next()
@@ -112,18 +110,20 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			tx.PromptTokensReported, tx.CompletionTokens = ev.Usage.Prompt, ev.Usage.Completion
 			cached = ev.Usage.Cached
 		}
+		if modelPending && (ev.Model != "" || ev.Terminal) {
+			// The model a first event left unnamed, checked at the first
+			// event that names it, before that event is relayed; a
+			// terminal event that names none is refused as naming none.
+			if x.nameModel(rt, ev.Model); tx.Rejected() {
+				return firstFailure(tx)
+			}
+			modelPending = false
+		}
 		if ev.Terminal {
 			// A terminal event may repeat the answer (a Responses
 			// response.completed): its texts are scanned too.
 			if len(ev.Texts) > 0 && x.g.checks.runs(custody.CheckContamination) && scan.feed(ev.Texts) {
 				return firstFailure(tx)
-			}
-			if modelPending {
-				// The last chance: a stream that named its model nowhere
-				// (and no more) is refused before its end is relayed.
-				if x.nameModel(rt, ev.Model); tx.Rejected() {
-					return firstFailure(tx)
-				}
 			}
 			// The terminal event may carry what the contract reads (a
 			// Responses response.completed: status, usage, output).
@@ -150,11 +150,6 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 			if tx.Rejected() {
 				return firstFailure(tx)
 			}
-		} else if modelPending && ev.Model != "" {
-			if x.nameModel(rt, ev.Model); tx.Rejected() {
-				return firstFailure(tx)
-			}
-			modelPending = false
 		}
 		// The contamination scan reads each event's texts before the
 		// event is relayed.
@@ -183,12 +178,8 @@ func (x *exchange) relayStream(ctx context.Context, cancel context.CancelFunc, r
 		if err := x.deliver(body); err != nil {
 			return x.clientGone(err)
 		}
-		out.delivered()
-		if !flushedOnce {
-			flushedOnce = true // the first event goes at once: the time to first byte
-			if err := out.flushNow(); err != nil {
-				return x.clientGone(err)
-			}
+		if err := out.delivered(); err != nil {
+			return x.clientGone(err)
 		}
 	}
 	if out.err != nil {

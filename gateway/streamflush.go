@@ -10,12 +10,13 @@ import "io"
 // is a write syscall (half the CPU of a stream's relay when each event
 // had its own, BenchmarkProxyPathStream), and a client sees them no
 // later than the upstream's own batching let custody see them. The first
-// event is flushed as it is delivered (flushNow): that is the stream's
-// time to first byte.
+// event is flushed as it is delivered: that is the stream's time to
+// first byte.
 type flushOnWait struct {
 	r       io.Reader
 	flush   func() error
 	pending bool  // delivered since the last flush
+	begun   bool  // the first event was delivered
 	err     error // the flush's failure: the client is gone
 }
 
@@ -26,8 +27,16 @@ func (f *flushOnWait) Read(p []byte) (int, error) {
 	return f.r.Read(p)
 }
 
-// delivered notes that an event went to the client unflushed.
-func (f *flushOnWait) delivered() { f.pending = true }
+// delivered notes that an event went to the client unflushed, and
+// flushes the first at once; the error is the client's.
+func (f *flushOnWait) delivered() error {
+	f.pending = true
+	if f.begun {
+		return f.err
+	}
+	f.begun = true
+	return f.flushNow()
+}
 
 // flushNow flushes what is pending; its error, the client's, sticks.
 func (f *flushOnWait) flushNow() error {
