@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/transparency-dev/tessera"
 	"github.com/transparency-dev/tessera/storage/posix"
+
+	"github.com/custody-gateway/custody/internal/background"
 )
 
 type feedBatch struct {
@@ -147,7 +148,7 @@ func (l *Log) feedLoop(next uint64) {
 				// more of Adds: with one P, the requests waiting behind it
 				// get their turn every feedYield leaves.
 				if added++; added%feedYield == 0 {
-					runtime.Gosched()
+					background.Yield()
 				}
 			}
 		}

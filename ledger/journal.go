@@ -4,18 +4,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/custody-gateway/custody/internal/durable"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/custody-gateway/custody/internal/background"
+	"github.com/custody-gateway/custody/internal/durable"
 
 	"github.com/custody-gateway/custody/verify"
 )
@@ -342,7 +343,7 @@ func (j *journal) zeroFile(p string, ds *dataSyncer) (*os.File, error) {
 		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), j.segMax-off)], off); err != nil {
 			return fail(err)
 		}
-		runtime.Gosched()
+		background.Yield()
 	}
 	// fdatasync: the data and the size and block map needed to read it
 	// back, which is what a segment's later fdatasyncs rely on; the

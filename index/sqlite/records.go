@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/custody-gateway/custody"
 	"github.com/custody-gateway/custody/index"
 	"github.com/custody-gateway/custody/index/internal/sqlq"
+	"github.com/custody-gateway/custody/internal/background"
 )
 
 // insertHead and insertTail frame a multi-row insert that skips the ids
@@ -117,8 +117,10 @@ func (x *Index) closePut() {
 // the processor after each run: the index is written in the background,
 // and with one P (GOMAXPROCS=1) a batch's statements back to back would
 // hold it for milliseconds while the requests that became runnable wait
-// (TestPutYields). A yield with nothing else to run costs well under a
-// microsecond.
+// (TestPutYields), and, with runtime.Gosched for a yield, those whose
+// network wait ended (a request's bytes, the journal's fsync completion)
+// until the runtime's monitor polled, 10 ms later (TestPutLetsTheNetworkIn).
+// A yield with nothing else to run costs a few microseconds.
 func runs(n int, f func(lo, size int) error) error {
 	lo := 0
 	for _, size := range putShapes {
@@ -127,7 +129,7 @@ func runs(n int, f func(lo, size int) error) error {
 				return err
 			}
 			lo += size
-			runtime.Gosched()
+			background.Yield()
 		}
 	}
 	return nil
@@ -164,7 +166,7 @@ func (x *Index) Put(ctx context.Context, recs ...index.Record) error {
 			return fmt.Errorf("index: put: %w", err)
 		}
 	}
-	runtime.Gosched()
+	background.Yield()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: put: %w", err)
 	}
