@@ -1,16 +1,14 @@
 package sqlite
 
 import (
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/custody-gateway/custody/index"
+	"github.com/custody-gateway/custody/internal/background/backgroundtest"
 )
 
 // TestPutLetsTheNetworkIn: a Put of a large batch (the queue after an
@@ -20,10 +18,10 @@ import (
 // statements, not only when Put ends or when the runtime's monitor polls
 // the network (every 10 ms): Put yields with background.Yield, which
 // waits for the poller, where runtime.Gosched lets only runnable
-// goroutines in. The network here is a kernel timer's (a timerfd the
-// poller watches) that is due every 100 µs: a waiter that the poller
-// hands over at each of Put's yields runs far more often than one the
-// monitor hands over every 10 ms, however slow a busy machine makes Put.
+// goroutines in. The network here is a kernel timer's that is due every
+// 100 µs (backgroundtest.NetworkTurns): a waiter that the poller hands
+// over at each of Put's yields runs far more often than one the monitor
+// hands over every 10 ms.
 func TestPutLetsTheNetworkIn(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// The collector's idle worker polls the network too: off, so that
@@ -38,52 +36,19 @@ func TestPutLetsTheNetworkIn(t *testing.T) {
 	for i := range recs {
 		recs[i] = gatewayRecord(i)
 	}
-	start, network := newTimerfd(t), newTimerfd(t)
-	var (
-		began, ended time.Time
-		wakes        int
-		putErr       error
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var b [8]byte
-		start.Read(b[:]) // every goroutine parked: Put starts as the poller's wake-up
-		began = time.Now()
-		putErr = x.Put(t.Context(), recs...)
-		ended = time.Now()
-	}()
-	counted := make(chan struct{})
-	go func() {
-		defer close(counted)
-		var b [8]byte
-		for {
-			if _, err := network.Read(b[:]); err != nil {
-				return
-			}
-			if !began.IsZero() && ended.IsZero() {
-				wakes++
-			}
-		}
-	}()
-	runtime.Gosched()
-	network.every(t, 100*time.Microsecond)
-	start.arm(t, time.Millisecond)
-	<-done
-	network.Close()
-	<-counted
+	var putErr error
+	turns, took := backgroundtest.NetworkTurns(t, func() { putErr = x.Put(t.Context(), recs...) })
 	if putErr != nil {
 		t.Fatal(putErr)
 	}
-	took := ended.Sub(began)
 	yields := putYields(recs)
 	monitor := int(took / (10 * time.Millisecond))
-	t.Logf("Put of %d records took %s and yielded %d times; the network waiter ran %d times meanwhile (the monitor's polls alone: about %d)", len(recs), took, yields, wakes, monitor)
+	t.Logf("Put of %d records took %s and yielded %d times; the network waiter ran %d times meanwhile (the monitor's polls alone: about %d)", len(recs), took, yields, turns, monitor)
 	if 2*monitor >= yields {
 		t.Skipf("Put's statements took %s each: on a machine this busy the monitor's polls alone come about as often as its yields", took/time.Duration(yields))
 	}
-	if 2*wakes < yields {
-		t.Fatalf("the network waiter ran %d times in the %s of Put, which yielded %d times: Put does not let the poller in between its statements", wakes, took, yields)
+	if 2*turns < yields {
+		t.Fatalf("the network waiter ran %d times in the %s of Put, which yielded %d times: Put does not let the poller in between its statements", turns, took, yields)
 	}
 }
 
@@ -101,38 +66,4 @@ func putYields(recs []index.Record) int {
 		runs(terms, count)
 	}
 	return n
-}
-
-// timerfd is a kernel timer the poller watches (File.Fd would make it
-// blocking: the descriptor is kept apart).
-type timerfd struct {
-	*os.File
-	fd int
-}
-
-func newTimerfd(t *testing.T) timerfd {
-	t.Helper()
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
-	if err != nil {
-		t.Skipf("no timerfd: %v", err)
-	}
-	f := os.NewFile(uintptr(fd), "timerfd")
-	t.Cleanup(func() { f.Close() })
-	return timerfd{f, fd}
-}
-
-// every makes the timer readable every d from d on.
-func (tf timerfd) every(t *testing.T, d time.Duration) {
-	ts := unix.NsecToTimespec(d.Nanoseconds())
-	if err := unix.TimerfdSettime(tf.fd, 0, &unix.ItimerSpec{Interval: ts, Value: ts}, nil); err != nil {
-		t.Error(err)
-	}
-}
-
-// arm makes the timer readable after d.
-func (tf timerfd) arm(t *testing.T, d time.Duration) {
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
-	if err := unix.TimerfdSettime(tf.fd, 0, &spec, nil); err != nil {
-		t.Error(err)
-	}
 }
