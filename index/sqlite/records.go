@@ -120,7 +120,8 @@ func (x *Index) closePut() {
 // (TestPutYields), and, with runtime.Gosched for a yield, those whose
 // network wait ended (a request's bytes, the journal's fsync completion)
 // until the runtime's monitor polled, 10 ms later (TestPutLetsTheNetworkIn).
-// A yield with nothing else to run costs a few microseconds.
+// A yield costs a few microseconds of CPU (and, with one P and nothing
+// else to run, 20 µs or more of waiting: background.Pause).
 func runs(n int, f func(lo, size int) error) error {
 	lo := 0
 	for _, size := range putShapes {

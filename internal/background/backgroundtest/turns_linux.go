@@ -3,6 +3,7 @@ package backgroundtest
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,13 +26,16 @@ func NetworkTurns(t *testing.T, run func()) (turns int, took time.Duration) {
 	t.Helper()
 	start, network := newTimer(t), newTimer(t)
 	var began, ended time.Time
+	var running atomic.Bool // between began and ended, for the waiter
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var b [8]byte
 		start.Read(b[:]) // every goroutine parked: the P idles in the poller till now
 		began = time.Now()
+		running.Store(true)
 		run()
+		running.Store(false)
 		ended = time.Now()
 	}()
 	counted := make(chan struct{})
@@ -42,7 +46,7 @@ func NetworkTurns(t *testing.T, run func()) (turns int, took time.Duration) {
 			if _, err := network.Read(b[:]); err != nil {
 				return
 			}
-			if !began.IsZero() && ended.IsZero() {
+			if running.Load() {
 				turns++
 			}
 		}
