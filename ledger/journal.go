@@ -17,7 +17,6 @@ import (
 
 	"github.com/custody-gateway/custody/internal/background"
 	"github.com/custody-gateway/custody/internal/durable"
-
 	"github.com/custody-gateway/custody/verify"
 )
 

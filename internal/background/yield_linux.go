@@ -39,24 +39,19 @@ func Yield() {
 	}
 	defer give(t)
 	spec := unix.ItimerSpec{Value: unix.Timespec{Nsec: Pause.Nanoseconds()}}
-	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
+	if err := unix.TimerfdSettime(int(t.Fd()), 0, &spec, nil); err != nil {
 		return
 	}
 	var n [8]byte
-	t.f.Read(n[:]) // parks in the poller until the timer expires
+	t.Read(n[:]) // parks in the poller until the timer expires
 }
 
-// timer is one non-blocking timerfd, registered with the runtime's poller.
-type timer struct {
-	f  *os.File
-	fd int
-}
+// idle holds the timers (non-blocking timerfds, registered with the
+// runtime's poller) not in use: background goroutines are few, and each
+// keeps one only while it yields.
+var idle = make(chan *os.File, 8)
 
-// idle holds the timers not in use: background goroutines are few, and
-// each keeps one only while it yields.
-var idle = make(chan *timer, 8)
-
-func take() *timer {
+func take() *os.File {
 	select {
 	case t := <-idle:
 		return t
@@ -67,14 +62,15 @@ func take() *timer {
 		return nil
 	}
 	// A non-blocking fd: os registers it with the poller, so a Read parks
-	// the goroutine instead of blocking its thread.
-	return &timer{f: os.NewFile(uintptr(fd), "background-yield-timerfd"), fd: fd}
+	// the goroutine instead of blocking its thread (and Fd leaves it
+	// non-blocking, as it does any fd given to NewFile so).
+	return os.NewFile(uintptr(fd), "background-yield-timerfd")
 }
 
-func give(t *timer) {
+func give(t *os.File) {
 	select {
 	case idle <- t:
 	default:
-		t.f.Close()
+		t.Close()
 	}
 }

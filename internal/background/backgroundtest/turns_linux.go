@@ -60,12 +60,9 @@ func NetworkTurns(t *testing.T, run func()) (turns int, took time.Duration) {
 	return turns, ended.Sub(began)
 }
 
-// timer is a timerfd the poller watches (File.Fd would make it blocking:
-// the descriptor is kept apart).
-type timer struct {
-	*os.File
-	fd int
-}
+// timer is a timerfd the poller watches (Fd leaves a descriptor given
+// to NewFile non-blocking).
+type timer struct{ *os.File }
 
 func newTimer(t *testing.T) timer {
 	t.Helper()
@@ -75,13 +72,13 @@ func newTimer(t *testing.T) timer {
 	}
 	f := os.NewFile(uintptr(fd), "timerfd")
 	t.Cleanup(func() { f.Close() })
-	return timer{f, fd}
+	return timer{f}
 }
 
 // set makes the timer ready after first, then every interval (0: once).
 func (tm timer) set(t *testing.T, first, interval time.Duration) {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(first.Nanoseconds()), Interval: unix.NsecToTimespec(interval.Nanoseconds())}
-	if err := unix.TimerfdSettime(tm.fd, 0, &spec, nil); err != nil {
+	if err := unix.TimerfdSettime(int(tm.Fd()), 0, &spec, nil); err != nil {
 		t.Error(err)
 	}
 }
