@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/transparency-dev/tessera"
 	"github.com/transparency-dev/tessera/storage/posix"
@@ -102,12 +103,36 @@ func (l *Log) durable(first uint64, leaves [][]byte) {
 // feedYield is how many leaves the feeder gives tessera between yields.
 const feedYield = 64
 
+// roundFlush bounds how long tessera holds a round before sequencing it:
+// long enough for the feeder to add a round under load (it yields every
+// feedYield leaves), short beside serve's batch_max_age.
+const roundFlush = 25 * time.Millisecond
+
+// tesseraAge is tessera's own batching age for a BatchMaxAge of age.
+// Tessera starts its clock at a batch's first entry and waits it out
+// whatever comes next; the feeder adds nothing more until the round is
+// integrated, so that wait holds the round in memory and delays it for
+// nothing. The rounds' cadence is the feeder's (roundPause), and tessera
+// waits only long enough to take a whole round as one batch.
+func tesseraAge(age time.Duration) time.Duration { return min(age, roundFlush) }
+
+// roundPause is how long the feeder waits after a round is integrated
+// before it takes the next: with tessera's wait, BatchMaxAge, as when
+// tessera waited it all. The rounds come as often as before and as large
+// (tessera's cost per request is the same), but the leaves wait in the
+// journal's hand-over, not taken yet, instead of in tessera beside the
+// next round's: at serve's 250 ms a profile at saturation held 1.0 MB of
+// leaves against 6.7 MB, and a leaf reaches a published checkpoint in
+// 0.17 s against 0.39 s (docs/ledger.md).
+func roundPause(age time.Duration) time.Duration { return age - tesseraAge(age) }
+
 // feedLoop adds durable leaves to tessera in index order, one round at a
 // time: everything journaled since the last round goes to tessera at
-// once, and the next round starts when tessera has integrated it. Under
-// load the rounds grow, so tessera's fixed cost per batch (a dozen fsyncs)
-// is shared by more leaves; feeding leaves as they come instead leaves
-// tessera flushing one small batch per BatchMaxAge and falling behind.
+// once, and the next round starts roundPause after tessera has integrated
+// it. Under load the rounds grow, so tessera's fixed cost per batch (a
+// dozen fsyncs) is shared by more leaves; feeding leaves as they come
+// instead leaves tessera flushing one small batch per BatchMaxAge and
+// falling behind.
 //
 // next is the first index not yet given to tessera. When a round fails,
 // nothing more goes to that appender (a later batch would land at the
@@ -115,12 +140,17 @@ const feedYield = 64
 // leaf, and the feeder skips the ones it re-added.
 func (l *Log) feedLoop(next uint64) {
 	defer close(l.futures)
+	pause := roundPause(l.cfg.BatchMaxAge)
+	var integrated time.Time // when the last round was
 	for {
 		b, ok := <-l.feed
 		if !ok {
 			return
 		}
 		round := []feedBatch{b}
+		if wait := pause - time.Since(integrated); wait > 0 {
+			round = l.gather(round, wait)
+		}
 	drain:
 		for {
 			select {
@@ -157,7 +187,9 @@ func (l *Log) feedLoop(next uint64) {
 		}
 		// Futures are memoized: the resolver gets the same answer. The
 		// last one is at its index only if every batch before it was.
-		if err := checkFuture(last); err != nil {
+		err := checkFuture(last)
+		integrated = time.Now()
+		if err != nil {
 			barrier := make(chan struct{})
 			l.futures <- feedFuture{barrier: barrier}
 			<-barrier // the resolver has seen the failure and stopped
@@ -165,6 +197,25 @@ func (l *Log) feedLoop(next uint64) {
 			if next, ok = l.recoverLog(); !ok {
 				return
 			}
+		}
+	}
+}
+
+// gather adds to round what the journal hands over within wait, and
+// returns sooner when the ledger closes (the feed is closed: the next
+// receive says so).
+func (l *Log) gather(round []feedBatch, wait time.Duration) []feedBatch {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return round
+		case b, ok := <-l.feed:
+			if !ok {
+				return round
+			}
+			round = append(round, b)
 		}
 	}
 }

@@ -12,11 +12,9 @@ import (
 )
 
 // TestIntegrationLatency: every receipt comes to carry a published
-// checkpoint (what `custody verify --log` needs), with a batch_max_age of
-// 100ms (serve's default until issue 17; serve's is 250ms now, which adds
-// about 150ms to each figure) and the default checkpoint interval (the least
-// tessera allows), at a light irregular load; it measures how long after
-// Append that takes. docs/ledger.md quotes the figures, measured with
+// checkpoint (what `custody verify --log` needs), with serve's batch_max_age
+// (250ms) and the default checkpoint interval (the least tessera allows),
+// at a light irregular load; it measures how long after Append that takes. docs/ledger.md quotes the figures, measured with
 // CUSTODY_MEASURE=1, which also holds them to the design bound: on a
 // loaded machine the wall clock measures the machine, so a plain run
 // asserts the outcome (every entry published) and only logs the figures.
@@ -25,7 +23,7 @@ func TestIntegrationLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes a few seconds; skipped with -short")
 	}
-	const batchMaxAge = 100 * time.Millisecond
+	const batchMaxAge = 250 * time.Millisecond
 	l, err := Open(context.Background(), Config{Dir: t.TempDir(), BatchMaxAge: batchMaxAge, JournalSegmentSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +66,8 @@ func TestIntegrationLatency(t *testing.T) {
 		t.Fatalf("an entry carried no published checkpoint a minute after it was durable")
 	}
 	// batch_max_age plus one checkpoint interval is the design bound
-	// (~200ms); a 2-core machine running the whole suite doubles it.
-	if os.Getenv("CUSTODY_MEASURE") != "" && (p50 > 7*batchMaxAge || p99 > 15*batchMaxAge) {
+	// (~350ms); a 2-core machine running the whole suite doubles it.
+	if os.Getenv("CUSTODY_MEASURE") != "" && (p50 > 3*batchMaxAge || p99 > 6*batchMaxAge) {
 		t.Errorf("integration too slow: p50 %s, p99 %s with batch_max_age %s", p50, p99, batchMaxAge)
 	}
 }

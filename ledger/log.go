@@ -47,10 +47,13 @@ type Config struct {
 	// checkpoints and receipts with. Empty: Dir/signing.key, generated on
 	// first start with mode 0600.
 	KeyFile string
-	// BatchMaxAge and BatchMaxSize bound tessera's sequencing batches
+	// BatchMaxAge is the cadence of the feeder's rounds to tessera
 	// (ledger.batch_max_age; zero means 2ms, serve's config default is
-	// 250ms; default 1024 leaves). They set how soon a durable leaf reaches
-	// the log, not Append's latency.
+	// 250ms): the feeder takes a round no sooner than BatchMaxAge - 25ms
+	// after the last was integrated, and tessera sequences it within the
+	// 25ms (feed.go, roundPause). BatchMaxSize bounds one of
+	// tessera's batches (default 1024 leaves). They set how soon a durable
+	// leaf reaches the log, not Append's latency.
 	BatchMaxAge  time.Duration
 	BatchMaxSize int
 	// CheckpointInterval is the least time between two published
@@ -212,7 +215,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 	}
 	opts := tessera.NewAppendOptions().
 		WithCheckpointSigner(k.signer).
-		WithBatching(uint(cfg.BatchMaxSize), cfg.BatchMaxAge).
+		WithBatching(uint(cfg.BatchMaxSize), tesseraAge(cfg.BatchMaxAge)).
 		WithCheckpointInterval(cfg.CheckpointInterval)
 	pcfg := posix.Config{Path: logPath}
 	var wit *witnessing

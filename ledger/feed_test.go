@@ -1,0 +1,47 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestRoundsWaitInTheFeederNotInTessera: with a long batch_max_age, a
+// leaf that finds the feeder idle reaches the log within tessera's short
+// round flush, not a whole batch_max_age later (tessera starts its clock
+// at a batch's first entry and, before, held every round that long while
+// the next one piled up behind it: twice the leaves in memory); and the
+// next round still waits out the rest of batch_max_age after it, so the
+// rounds come no more often than before and tessera's cost per request
+// is unchanged. Both bounds have a wide margin the right way for a busy
+// machine: the first is 5 s against tens of milliseconds, the second a
+// lower bound, which a slow machine only exceeds further.
+func TestRoundsWaitInTheFeederNotInTessera(t *testing.T) {
+	const age = 5 * time.Second
+	l, err := Open(context.Background(), Config{Dir: t.TempDir(), BatchMaxAge: age, JournalSegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(context.Background()) })
+	in := func(i int) time.Time {
+		t.Helper()
+		idx, err := l.AppendIndex(context.Background(), sampleTx(l, fmt.Sprintf("round-%d", i), []byte("q"), []byte("a")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l.integrated.Load() <= idx {
+			time.Sleep(time.Millisecond)
+		}
+		return time.Now()
+	}
+	start := time.Now()
+	first := in(0)
+	if d := first.Sub(start); d >= age/2 {
+		t.Errorf("the first leaf reached the log %s after it was durable: tessera held it for batch_max_age (%s)", d, age)
+	}
+	second := in(1)
+	if d, want := second.Sub(first), age-roundFlush; d < want {
+		t.Errorf("the next round was taken %s after the last, before the pause of %s: rounds come more often than batch_max_age", d, want)
+	}
+}
