@@ -164,7 +164,7 @@ func (l *Log) feedLoop(next uint64) {
 			}
 		}
 		var last feedFuture
-		added := 0
+		added, adding := 0, time.Now()
 		for _, b := range round {
 			for i, leaf := range b.leaves {
 				idx := b.first + uint64(i)
@@ -176,8 +176,14 @@ func (l *Log) feedLoop(next uint64) {
 				next = idx + 1
 				// A round of a quarter second's leaves is a millisecond or
 				// more of Adds: with one P, the requests waiting behind it
-				// get their turn every feedYield leaves.
-				if added++; added%feedYield == 0 {
+				// get their turn every feedYield leaves, while the round is
+				// young. Past half of tessera's flush age the rest goes in
+				// one stretch, so that tessera takes the round as one batch:
+				// at saturation a yield waits for every runnable request,
+				// and rounds of 2,000 leaves took 16-111 ms to add, split
+				// into batches that each cost tessera's fixed round of
+				// writes. That stretch is a few ms, at saturation only.
+				if added++; added%feedYield == 0 && time.Since(adding) < roundFlush/2 {
 					background.Yield()
 				}
 			}
