@@ -104,8 +104,8 @@ func (l *Log) durable(first uint64, leaves [][]byte) {
 const feedYield = 64
 
 // roundFlush bounds how long tessera holds a round before sequencing it:
-// long enough for the feeder to add a round under load (it yields every
-// feedYield leaves), short beside serve's batch_max_age.
+// long enough for the feeder to add a round under load (it yields only in
+// the first half of it), short beside serve's batch_max_age.
 const roundFlush = 25 * time.Millisecond
 
 // tesseraAge is tessera's own batching age for a BatchMaxAge of age.

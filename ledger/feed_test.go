@@ -30,8 +30,10 @@ func TestRoundsWaitInTheFeederNotInTessera(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for l.integrated.Load() <= idx {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); l.integrated.Load() <= idx; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("leaf %d not in the log a minute after it was durable", idx)
+			}
 		}
 		return time.Now()
 	}

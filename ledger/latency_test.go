@@ -14,7 +14,8 @@ import (
 // TestIntegrationLatency: every receipt comes to carry a published
 // checkpoint (what `custody verify --log` needs), with serve's batch_max_age
 // (250ms) and the default checkpoint interval (the least tessera allows),
-// at a light irregular load; it measures how long after Append that takes. docs/ledger.md quotes the figures, measured with
+// at a light irregular load; it measures how long after Append that takes.
+// docs/ledger.md quotes the figures, measured with
 // CUSTODY_MEASURE=1, which also holds them to the design bound: on a
 // loaded machine the wall clock measures the machine, so a plain run
 // asserts the outcome (every entry published) and only logs the figures.
