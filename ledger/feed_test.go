@@ -14,9 +14,8 @@ import (
 // the next one piled up behind it: twice the leaves in memory); and the
 // next round still waits out the rest of batch_max_age after it, so the
 // rounds come no more often than before and tessera's cost per request
-// is unchanged. Both bounds have a wide margin the right way for a busy
-// machine: the first is 5 s against tens of milliseconds, the second a
-// lower bound, which a slow machine only exceeds further.
+// is unchanged. Both bounds are half of batch_max_age (5 s), against
+// tens of milliseconds when either half of the design is missing.
 func TestRoundsWaitInTheFeederNotInTessera(t *testing.T) {
 	const age = 5 * time.Second
 	l, err := Open(context.Background(), Config{Dir: t.TempDir(), BatchMaxAge: age, JournalSegmentSize: 1 << 20})
@@ -43,7 +42,11 @@ func TestRoundsWaitInTheFeederNotInTessera(t *testing.T) {
 		t.Errorf("the first leaf reached the log %s after it was durable: tessera held it for batch_max_age (%s)", d, age)
 	}
 	second := in(1)
-	if d, want := second.Sub(first), age-roundFlush; d < want {
-		t.Errorf("the next round was taken %s after the last, before the pause of %s: rounds come more often than batch_max_age", d, want)
+	// The pause is age-roundFlush from the feeder's own clock, which
+	// starts when it sees the round resolved; half the age leaves room
+	// for the feeder being scheduled late on a busy machine, and a
+	// feeder that does not pause takes the next round in milliseconds.
+	if d := second.Sub(first); d < age/2 {
+		t.Errorf("the next round was taken %s after the last, within half of batch_max_age (%s): rounds come more often than it", d, age)
 	}
 }
