@@ -46,6 +46,10 @@ type stack struct {
 	srv      *httptest.Server
 	logs     *syncBuffer
 	upstream *headerLog
+	// serving counts the gateway's handlers still running: a client
+	// may read a whole answer before the handler that wrote it has
+	// logged and counted its transaction.
+	serving sync.WaitGroup
 }
 
 const stackConfig = `
@@ -138,13 +142,18 @@ func newStack(t testing.TB, obs gateway.Observer, tr gateway.Tracer) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.srv = httptest.NewServer(gw)
+	st.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st.serving.Add(1)
+		defer st.serving.Done()
+		gw.ServeHTTP(w, r)
+	}))
 	t.Cleanup(st.srv.Close)
 	return st
 }
 
 // chat sends a chat completion carrying the marker and returns the
-// response's status and Custody-Verdict.
+// response's status and Custody-Verdict once the gateway's handler has
+// returned (its log line written, its metrics and span ended).
 func (s *stack) chat(model string, stream bool, hdr ...string) (int, string) {
 	s.t.Helper()
 	body, _ := json.Marshal(map[string]any{"model": model, "stream": stream,
@@ -161,6 +170,7 @@ func (s *stack) chat(model string, stream bool, hdr ...string) (int, string) {
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
+	s.serving.Wait()
 	if v := resp.Header.Get("Custody-Verdict"); v != "pending" {
 		return resp.StatusCode, v
 	}
