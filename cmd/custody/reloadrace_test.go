@@ -144,4 +144,21 @@ func sumMetric(exposition, prefix string) float64 {
 	return sum
 }
 
+// metricReaches scrapes /metrics until the samples under prefix add up
+// to at least want, and returns the last scrape and whether they did: a
+// transaction is counted as its handler returns, which may be a moment
+// after its client has read the whole answer.
+func metricReaches(t *testing.T, s *server, prefix string, want float64) (string, bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, metrics := get(t, s.URL+"/metrics", "")
+		if sumMetric(metrics, prefix) >= want {
+			return metrics, true
+		}
+		if time.Now().After(deadline) {
+			return metrics, false
+		}
+	}
+}
+
 var sample = regexp.MustCompile(`\s([0-9.e+-]+)$`)

@@ -78,8 +78,7 @@ webhooks:
 	if !strings.Contains(timeline, id) {
 		t.Fatalf("fallback not on the timeline: %s", timeline)
 	}
-	_, metrics := get(t, s.URL+"/metrics", "")
-	if !strings.Contains(metrics, `custody_fallbacks_total{from="primary",model="sim-1",to="backup"} 1`) {
+	if metrics, ok := metricReaches(t, s, `custody_fallbacks_total{from="primary",model="sim-1",to="backup"}`, 1); !ok {
 		t.Fatalf("fallback not counted:\n%s", grep(metrics, "custody_fallbacks"))
 	}
 }
