@@ -436,11 +436,13 @@ func (a *app) canaryEvent(e canary.Event) {
 	ev := index.CanaryEvent(e.Time, string(e.Kind), e.Model, e.Name, e.Probe, e.Detail)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Logged first: an event the admin API shows has been logged, and a
+	// stalled index does not hold back the operator's warning.
+	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 	if err := a.index.AddEvents(ctx, ev); err != nil {
 		a.logger.Error("recording a canary event", "err", err)
 	}
 	a.notify(ev)
-	a.logger.Log(ctx, e.Kind.Level(), "canary", "kind", e.Kind, "route", e.Name, "probe", e.Probe, "detail", e.Detail)
 }
 
 // ledgerPublishWait bounds how long stopping waits for a checkpoint that
