@@ -85,9 +85,10 @@ func runChild(ctx context.Context, role string) error {
 	go srv.Serve(ln)
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintf(out, "addr http://%s\n", ln.Addr())
-	if role == "custody" {
+	if role == "custody" || role == "bare" {
 		// A separate listener, so the profiler costs the measured
-		// handler nothing.
+		// handler nothing. Bare has one too, so that -profile-mode B can
+		// put its profile and trace beside custody's.
 		pln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
