@@ -41,7 +41,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "custody: refusing to start: bad configuration:\n%v\n", err)
 		return 1
 	}
-	setGCDefault()
+	defer setGCDefault()()
 	if *listen != "" {
 		cfg.Listen = *listen
 	}

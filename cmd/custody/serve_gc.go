@@ -3,21 +3,46 @@ package main
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/custody-gateway/custody/internal/heapfloor"
 )
 
-// serveGCPercent is serve's garbage-collection target when GOGC is not
-// set. custody's live heap is mostly tables of fixed size (the
-// contamination sketch, the tokenizers' ranks: about 22 MB of a loaded
-// gateway's), and Go's default of 100 lets the heap grow by as much again
-// between collections. 75 kept RSS at saturation 6 MB lower one-core
-// (96.4 against 102.3 MB) at the same CPU per request, and 1.5 MB lower
-// two-core at +5 % (within the runs' noise); 50 was 10-16 MB lower but
-// +21 % two-core (docs/BENCHMARKS.md, "serve's GOGC").
+// serveGCPercent is serve's GOGC under an operator's GOMEMLIMIT when
+// GOGC is not set. custody's live heap is mostly tables of fixed size (the contamination
+// sketch, the tokenizers' ranks), and Go's default of 100 lets the heap
+// grow by as much again; 75 kept RSS lower at the same CPU per request
+// (docs/BENCHMARKS.md, "serve's GOGC").
 const serveGCPercent = 75
 
-// setGCDefault applies serveGCPercent unless the operator set GOGC.
-func setGCDefault() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+// serveMemoryFloor is the memory serve's Go runtime may use before its
+// collector runs, when neither GOGC nor GOMEMLIMIT is set
+// (internal/heapfloor). With it, `custody serve` at saturation used
+// 100.6-101.9 MB resident in the benchmark (29 MB of it the binary's
+// pages) where GOGC=75 alone used 108-111 MB in the same runs, at the same
+// CPU per request, and collected less often, which is most of one-core's
+// slowest hundredth (docs/BENCHMARKS.md, "The slowest hundredth is the
+// collector's").
+const serveMemoryFloor = 60 << 20
+
+// pastFloorPercent is how much the heap may grow over its live size
+// between collections once the live heap needs more than the floor. Past
+// it the live heap is mostly bodies in flight, pointer-free slices a
+// collection does not scan, so collecting more often costs little; at
+// 75 the limit rose over the floor at the benchmark's saturation.
+const pastFloorPercent = 50
+
+// setGCDefault paces the collector when the operator has not: with
+// neither GOGC nor GOMEMLIMIT set, by the memory floor and
+// pastFloorPercent past it; with GOMEMLIMIT alone, by that limit and serveGCPercent. An
+// operator's GOGC rules. The returned stop gives the runtime its settings
+// back.
+func setGCDefault() (stop func()) {
+	switch {
+	case os.Getenv("GOGC") != "":
+		return func() {}
+	case os.Getenv("GOMEMLIMIT") != "":
+		prev := debug.SetGCPercent(serveGCPercent)
+		return func() { debug.SetGCPercent(prev) }
 	}
+	return heapfloor.Start(serveMemoryFloor, pastFloorPercent).Stop
 }
