@@ -750,6 +750,14 @@ func profile(ctx context.Context, m *mode, p proxyParams, rate float64, path str
 	o := <-opened
 	fmt.Fprintf(p.Log, "profile of %s at %.0f req/s written to %s (and %s.allocs, %s.trace; %s.open.trace at %.0f req/s, p99 %v)\n",
 		m.Name, r.rps(), path, path, path, path, rate, pct(o.Lat, 0.99))
+	// Which requests are the tail: at one P, mostly those that overlapped
+	// the collector's mark phase (docs/BENCHMARKS.md, "The slowest
+	// hundredth is the collector's").
+	if t, err := readTail(path + ".open.trace"); err != nil {
+		fmt.Fprintf(p.Log, "reading %s.open.trace: %v\n", path, err)
+	} else {
+		fmt.Fprintf(p.Log, "%s.open.trace: %v\n", path, t)
+	}
 	return nil
 }
 

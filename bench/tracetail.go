@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/exp/trace"
+)
+
+// tailReport is what an open-loop execution trace says about the tail:
+// how long the server's requests took inside the process, and how many
+// of the slowest hundredth overlapped one of the collector's mark phases,
+// beside the middle tenth.
+type tailReport struct {
+	Requests      int
+	P50, P99      time.Duration
+	Slowest       int // the slowest 1 %
+	SlowestInGC   int // of those, how many overlapped a mark phase
+	Middle        int // the middle 10 % (45th to 55th percentile)
+	MiddleInGC    int
+	Collections   int
+	TraceDuration time.Duration
+}
+
+func (t tailReport) String() string {
+	return fmt.Sprintf("%d requests in %v of trace, in the process p50 %v p99 %v; the slowest 1 %% (%d): %d overlapped a GC mark phase (the middle 10 %%: %d of %d); %d collections",
+		t.Requests, t.TraceDuration.Round(time.Millisecond), t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond),
+		t.Slowest, t.SlowestInGC, t.MiddleInGC, t.Middle, t.Collections)
+}
+
+// span is one interval of the trace's clock.
+type span struct{ start, end trace.Time }
+
+func (s span) overlaps(o span) bool { return s.start < o.end && o.start < s.end }
+
+// readTail reads the execution trace at path. A request is a net/http
+// connection goroutine's time from the end of its idle wait for the next
+// request's bytes (bufio Peek in conn.serve, outside any handler) to the
+// start of the next such wait: the request read, handled and answered. A
+// request whose bytes were there before the goroutine waited for them is
+// counted with the one before it (never under the bench's open loop, where
+// a connection is idle for tens of milliseconds between requests).
+func readTail(path string) (tailReport, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return tailReport{}, err
+	}
+	defer f.Close()
+	r, err := trace.NewReader(f)
+	if err != nil {
+		return tailReport{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var (
+		rep         tailReport
+		first, last trace.Time
+		idle        = map[trace.GoID]bool{}
+		begun       = map[trace.GoID]trace.Time{}
+		reqs        []span
+		marks       []span
+		markStart   trace.Time
+	)
+	for {
+		ev, err := r.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return tailReport{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if first == 0 {
+			first = ev.Time()
+		}
+		last = ev.Time()
+		switch ev.Kind() {
+		case trace.EventRangeBegin, trace.EventRangeActive:
+			if ev.Range().Name == "GC concurrent mark phase" {
+				markStart = ev.Time()
+			}
+		case trace.EventRangeEnd:
+			if ev.Range().Name == "GC concurrent mark phase" {
+				if markStart == 0 {
+					markStart = first // begun before the trace
+				}
+				marks = append(marks, span{markStart, ev.Time()})
+				markStart = 0
+			}
+		case trace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != trace.ResourceGoroutine {
+				continue
+			}
+			g := st.Resource.Goroutine()
+			from, to := st.Goroutine()
+			switch {
+			case from == trace.GoRunning && to == trace.GoWaiting && idleWait(ev.Stack()):
+				if t, ok := begun[g]; ok {
+					reqs = append(reqs, span{t, ev.Time()})
+					delete(begun, g)
+				}
+				idle[g] = true
+			case from == trace.GoWaiting && to == trace.GoRunnable && idle[g]:
+				idle[g] = false
+				begun[g] = ev.Time()
+			}
+		}
+	}
+	if markStart != 0 {
+		marks = append(marks, span{markStart, last})
+	}
+	rep.Collections, rep.TraceDuration = len(marks), time.Duration(last-first)
+	if len(reqs) == 0 {
+		return rep, fmt.Errorf("%s: no requests in the trace", path)
+	}
+	slices.SortFunc(reqs, func(a, b span) int { return int((b.end - b.start) - (a.end - a.start)) })
+	n := len(reqs)
+	dur := func(s span) time.Duration { return time.Duration(s.end - s.start) }
+	rep.Requests, rep.P50, rep.P99 = n, dur(reqs[n/2]), dur(reqs[n/100])
+	inGC := func(sel []span) (hit int) {
+		for _, s := range sel {
+			if slices.ContainsFunc(marks, s.overlaps) {
+				hit++
+			}
+		}
+		return hit
+	}
+	slowest := reqs[:max(1, n/100)]
+	middle := reqs[n*45/100 : max(n*55/100, n*45/100+1)]
+	rep.Slowest, rep.SlowestInGC = len(slowest), inGC(slowest)
+	rep.Middle, rep.MiddleInGC = len(middle), inGC(middle)
+	return rep, nil
+}
+
+// idleWait reports whether stk is a net/http connection waiting for the
+// next request's first bytes: a read under conn.serve's Peek, outside
+// any handler.
+func idleWait(stk trace.Stack) bool {
+	var read, peek, serve, handler bool
+	for fr := range stk.Frames() {
+		switch {
+		case strings.HasSuffix(fr.Func, "poll.(*FD).Read"):
+			read = true
+		case fr.Func == "bufio.(*Reader).Peek":
+			peek = true
+		case fr.Func == "net/http.(*conn).serve":
+			serve = true
+		case strings.HasSuffix(fr.Func, "ServeHTTP"):
+			handler = true
+		}
+	}
+	return read && peek && serve && !handler
+}
