@@ -16,13 +16,14 @@ const serveGCPercent = 75
 
 // serveMemoryFloor is the memory serve's Go runtime may use before its
 // collector runs, when neither GOGC nor GOMEMLIMIT is set
-// (internal/heapfloor). With it, `custody serve` at saturation used
-// 100.6-101.9 MB resident in the benchmark (29 MB of it the binary's
-// pages) where GOGC=75 alone used 108-111 MB in the same runs, at the same
-// CPU per request, and collected less often, which is most of one-core's
-// slowest hundredth (docs/BENCHMARKS.md, "The slowest hundredth is the
-// collector's").
-const serveMemoryFloor = 60 << 20
+// (internal/heapfloor). With a floor of 60 MiB, `custody serve` at
+// saturation used 99.9-101.9 MB resident in the benchmark (29 MB of it
+// the binary's pages) where GOGC=75 alone used 106-114 MB in the same
+// runs, at the same CPU per request, and collected less often, which is
+// most of one-core's slowest hundredth; 56 MiB used 100.0 and 96.6 MB
+// against 60's 100.9 and 100.9 in one run, its tail no worse
+// (docs/BENCHMARKS.md, "The slowest hundredth is the collector's").
+const serveMemoryFloor = 56 << 20
 
 // pastFloorPercent is how much the heap may grow over its live size
 // between collections once the live heap needs more than the floor. Past
