@@ -293,3 +293,17 @@ func TestParseScrape(t *testing.T) {
 		t.Error("a scrape that is not the text format parsed")
 	}
 }
+
+// TestRoundOrder: the modes run in their order in even rounds and
+// reversed in odd ones, and the given slice is left as it was.
+func TestRoundOrder(t *testing.T) {
+	modes := []string{"A", "B", "F", "G"}
+	for r, want := range []string{"ABFG", "GFBA", "ABFG", "GFBA"} {
+		if got := strings.Join(roundOrder(modes, r), ""); got != want {
+			t.Errorf("round %d: %s, want %s", r, got, want)
+		}
+	}
+	if strings.Join(modes, "") != "ABFG" {
+		t.Errorf("the modes were reordered in place: %v", modes)
+	}
+}

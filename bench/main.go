@@ -12,7 +12,7 @@
 // under test are separate processes: bench re-executes itself in a role
 // (see child.go), or runs the custody binary itself (mode F), so that
 // each proxy's CPU time and peak RSS can be read from /proc/<pid>. The
-// modes are measured in interleaved rounds (A B C D E F, A B C D E F, ...)
+// modes are measured in interleaved rounds (A B C D E F, F E D C B A, ...)
 // so that the machine's noise falls on all alike:
 //
 //	A direct      the load generator calls the simulator

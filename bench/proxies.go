@@ -171,6 +171,21 @@ func (m *mode) simCPUPerReq() time.Duration {
 var allModes = []struct{ Key, Name string }{{"A", "direct"}, {"B", "bare"}, {"C", "nochecks"},
 	{"D", "checks"}, {"E", "durable"}, {"F", "serve"}}
 
+// roundOrder is the order of the modes in round r (from 0): as given in
+// even rounds, reversed in odd ones, so that over an even number of
+// rounds each mode runs as often before as after each other. With one
+// order for every round, two builds of the same commit (F and G, -baseline
+// HEAD) differed by 10 % in two-core CPU per request and 7.5 % in
+// throughput, the later one ahead (docs/BENCHMARKS.md, "An A/A run").
+func roundOrder[T any](modes []T, r int) []T {
+	if r%2 == 0 {
+		return modes
+	}
+	rev := slices.Clone(modes)
+	slices.Reverse(rev)
+	return rev
+}
+
 // runProxies starts the simulator and the proxies in lay and measures
 // the modes in interleaved rounds.
 func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, error) {
@@ -301,7 +316,7 @@ func runProxies(ctx context.Context, p proxyParams, lay layout) (*proxyReport, e
 	}
 	judged := rep.judged()
 	for round := range p.Rounds {
-		for _, m := range modes {
+		for _, m := range roundOrder(modes, round) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
