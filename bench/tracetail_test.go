@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/trace"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -19,10 +20,10 @@ import (
 // phase (two of three, in case the machine holds up another request for
 // longer than a collection takes).
 func TestReadTail(t *testing.T) {
-	var gcs int
+	var gcs atomic.Int32 // the handlers' forced collections
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
-			gcs++
+			gcs.Add(1)
 			var junk [][]byte
 			for i := 0; i < 2000; i++ {
 				junk = append(junk, make([]byte, 1024)) // something to mark
@@ -75,8 +76,8 @@ func TestReadTail(t *testing.T) {
 	if rep.Slowest != 2 && rep.Slowest != 3 || rep.SlowestInGC < rep.Slowest-1 {
 		t.Errorf("slowest 1 %%: %d, %d in a mark phase; want 2 or 3, the /slow ones in one", rep.Slowest, rep.SlowestInGC)
 	}
-	if rep.Collections < gcs {
-		t.Errorf("%d collections, want at least the %d forced", rep.Collections, gcs)
+	if n := int(gcs.Load()); rep.Collections < n {
+		t.Errorf("%d collections, want at least the %d forced", rep.Collections, n)
 	}
 	if rep.MiddleInGC > rep.Middle/2 {
 		t.Errorf("%d of the middle %d in a mark phase", rep.MiddleInGC, rep.Middle)

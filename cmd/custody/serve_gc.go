@@ -8,10 +8,10 @@ import (
 )
 
 // serveGCPercent is serve's GOGC under an operator's GOMEMLIMIT when
-// GOGC is not set. custody's live heap is mostly tables of fixed size (the contamination
-// sketch, the tokenizers' ranks), and Go's default of 100 lets the heap
-// grow by as much again; 75 kept RSS lower at the same CPU per request
-// (docs/BENCHMARKS.md, "serve's GOGC").
+// GOGC is not set. custody's live heap is mostly tables of fixed size
+// (the contamination sketch, the tokenizers' ranks), and Go's default of
+// 100 lets the heap grow by as much again; 75 kept RSS lower at the same
+// CPU per request (docs/BENCHMARKS.md, "serve's GOGC").
 const serveGCPercent = 75
 
 // serveMemoryFloor is the memory serve's Go runtime may use before its
@@ -34,9 +34,9 @@ const pastFloorPercent = 50
 
 // setGCDefault paces the collector when the operator has not: with
 // neither GOGC nor GOMEMLIMIT set, by the memory floor and
-// pastFloorPercent past it; with GOMEMLIMIT alone, by that limit and serveGCPercent. An
-// operator's GOGC rules. The returned stop gives the runtime its settings
-// back.
+// pastFloorPercent past it; with GOMEMLIMIT alone, by that limit and
+// serveGCPercent. An operator's GOGC rules. The returned stop gives the
+// runtime its settings back.
 func setGCDefault() (stop func()) {
 	switch {
 	case os.Getenv("GOGC") != "":

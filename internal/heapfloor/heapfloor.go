@@ -1,7 +1,7 @@
 // Package heapfloor paces Go's garbage collector by a memory floor: the
-// process may use Floor bytes before the collector runs at all, and past
-// it the heap may grow by Percent of its live size between collections,
-// as GOGC=Percent would let it.
+// process may use floor bytes before the collector runs at all, and past
+// it the heap may grow by percent of its live size between collections,
+// as GOGC=percent would let it (Start's arguments).
 //
 // Go's GOGC alone sizes the collector's headroom to the live heap. Most of
 // custody's live heap is tables of fixed size without pointers (the
@@ -12,7 +12,7 @@
 // collector exactly the memory budget and no more, but a fixed limit
 // under the live heap makes the collector run back to back (large bodies
 // in flight, up to limits.max_inflight_bytes): the Pacer raises the limit
-// after every collection to what Percent would allow over the live heap
+// after every collection to what percent would allow over the live heap
 // it found, so past the floor the process behaves as under GOGC.
 package heapfloor
 
