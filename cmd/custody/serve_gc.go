@@ -19,10 +19,14 @@ const serveGCPercent = 75
 // (internal/heapfloor). With a floor of 60 MiB, `custody serve` at
 // saturation used 99.9-101.9 MB resident in the benchmark (29 MB of it
 // the binary's pages) where GOGC=75 alone used 106-114 MB in the same
-// runs, at the same CPU per request, and collected less often, which is
-// most of one-core's slowest hundredth; 56 MiB used 100.0 and 96.6 MB
-// against 60's 100.9 and 100.9 in one run, its tail no worse
-// (docs/BENCHMARKS.md, "The slowest hundredth is the collector's").
+// runs, and collected less often at 1,000 req/s, which is most of
+// one-core's slowest hundredth; 56 MiB used 100.0 and 96.6 MB against
+// 60's 100.9 and 100.9 in one run, its tail no worse. CPU per request was
+// the same within the runs' noise but for one run at one-core saturation,
+// +7 %: there the live heap is larger and the floor gives it less
+// headroom than GOGC=75 did (docs/BENCHMARKS.md, "The slowest hundredth
+// is the collector's", and the session's last run).
+
 const serveMemoryFloor = 56 << 20
 
 // pastFloorPercent is how much the heap may grow over its live size
