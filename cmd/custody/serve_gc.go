@@ -26,7 +26,6 @@ const serveGCPercent = 75
 // +7 %: there the live heap is larger and the floor gives it less
 // headroom than GOGC=75 did (docs/BENCHMARKS.md, "The slowest hundredth
 // is the collector's", and the session's last run).
-
 const serveMemoryFloor = 56 << 20
 
 // pastFloorPercent is how much the heap may grow over its live size
