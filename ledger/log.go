@@ -130,9 +130,9 @@ type Log struct {
 	pmu     sync.Mutex        // guards pending
 	pending map[uint64][]byte // durable leaves not yet integrated
 
-	feed     chan feedBatch  // syncer -> feeder
-	futures  chan feedFuture // feeder -> resolver
-	resolved chan struct{}   // closed when the resolver returns
+	feed     chan feedBatch    // syncer -> feeder
+	futures  chan []feedFuture // feeder -> resolver, feedYield at a time
+	resolved chan struct{}     // closed when the resolver returns
 	closing  sync.Once
 	closeErr error
 }
@@ -236,7 +236,7 @@ func open(ctx context.Context, cfg Config, logPath string) (*Log, error) {
 		pcfg: pcfg, opts: opts, wit: wit,
 		pending:  map[uint64][]byte{},
 		feed:     make(chan feedBatch, 4096),
-		futures:  make(chan feedFuture, 1<<16),
+		futures:  make(chan []feedFuture, futureChunks),
 		resolved: make(chan struct{}),
 	}
 	if l.tl, err = l.startTessera(ctx); err != nil {
