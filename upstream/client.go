@@ -40,9 +40,13 @@ type Config struct {
 
 // Client calls one provider.
 type Client struct {
-	cfg     Config
-	base    string
-	http    *http.Client
+	cfg  Config
+	base string
+	http *http.Client
+	// rt is http's transport, which Do calls directly: a POST that is
+	// never redirected needs none of http.Client's work per request (its
+	// copy of the headers for a redirect, its redirect loop).
+	rt      http.RoundTripper
 	breaker *Breaker
 }
 
@@ -74,6 +78,7 @@ func New(cfg Config) *Client {
 		cfg:     cfg,
 		base:    strings.TrimRight(cfg.BaseURL, "/"),
 		http:    &http.Client{Transport: t, CheckRedirect: noRedirects},
+		rt:      t,
 	}
 }
 
@@ -126,7 +131,7 @@ func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
 	// custody checks whichever answer comes. Nothing else is sent twice;
 	// a fresh connection's failure is never retried.
 	req.Header["Idempotency-Key"] = nil
-	resp, err := c.http.Do(req)
+	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
 		return nil, c.classify(ctx, err)
 	}
