@@ -209,6 +209,9 @@ func (l *Log) feedLoop(next uint64) {
 		if chunk != nil {
 			l.futures <- chunk
 		}
+		if last.future == nil {
+			continue // every leaf of the round was re-added by recoverLog
+		}
 		// Futures are memoized: the resolver gets the same answer. The
 		// last one is at its index only if every batch before it was.
 		err := checkFuture(last)

@@ -50,3 +50,32 @@ func TestRoundsWaitInTheFeederNotInTessera(t *testing.T) {
 		t.Errorf("the next round was taken %s after the last, within half of batch_max_age (%s): rounds come more often than it", d, age)
 	}
 }
+
+// TestFeederSkipsARoundAlreadyAdded: a batch whose leaves the log's
+// recovery re-added already (durable queued it for the feeder before
+// recoverLog took the pending leaves, and it arrived after) gives the
+// feeder a round with nothing to add. It goes on to the next round; the
+// leaves after it still reach the log.
+func TestFeederSkipsARoundAlreadyAdded(t *testing.T) {
+	l := openTest(t, t.TempDir())
+	appendN(t, l, 3)
+	waitIntegrated(t, l, 3)
+	l.feed <- feedBatch{first: 1, leaves: [][]byte{[]byte("re-added 1"), []byte("re-added 2")}}
+	if _, err := l.AppendIndex(context.Background(), sampleTx(l, "after", []byte("q"), []byte("a"))); err != nil {
+		t.Fatal(err)
+	}
+	waitIntegrated(t, l, 4)
+	if err := l.failed.Load(); err != nil {
+		t.Fatalf("the log failed: %v", *err)
+	}
+}
+
+// waitIntegrated waits, a minute at most, until the log holds n leaves.
+func waitIntegrated(t *testing.T, l *Log, n uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); l.integrated.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leaves integrated after a minute, want %d", l.integrated.Load(), n)
+		}
+	}
+}
