@@ -38,8 +38,8 @@ var stockSeeds string
 // be stock (see TestGenerateStockNgrams for the figures behind it).
 const stockMinDocs = 5
 
-// stockPhrases returns the built-in phrases, one a line: a text whose
-// every 4-gram is stock on each line. The embedded data are decoded once
+// stockPhrases returns the built-in phrases, one a line, each a text
+// whose every 4-gram is stock. The embedded data are decoded once
 // into one string, not a string a phrase: the result stays reachable for
 // the process's life, and 11,000 small strings were half the objects of
 // serve's heap at rest, each marked again by every collection.
