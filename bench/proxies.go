@@ -767,8 +767,9 @@ func profile(ctx context.Context, m *mode, p proxyParams, rate float64, path str
 		m.Name, r.rps(), path, path, path, path, rate, pct(o.Lat, 0.99))
 	// Which requests are the tail: at one P, mostly those that overlapped
 	// the collector's mark phase (docs/BENCHMARKS.md, "The slowest
-	// hundredth is the collector's").
-	if t, err := readTail(path + ".open.trace"); err != nil {
+	// hundredth is the collector's"), and how long the journal's fsync
+	// took then.
+	if t, err := readTail(path+".open.trace", serveCommits); err != nil {
 		fmt.Fprintf(p.Log, "reading %s.open.trace: %v\n", path, err)
 	} else {
 		fmt.Fprintf(p.Log, "%s.open.trace: %v\n", path, t)

@@ -24,12 +24,35 @@ type tailReport struct {
 	MiddleInGC    int
 	Collections   int
 	TraceDuration time.Duration
+
+	// The journal's waits for its fsync (commitSites: from the block to
+	// the wake-up, or the syscall's entry to its return): those that
+	// overlapped a mark phase and the others. With one P the collector leaves the CPU
+	// no idle time, and the kernel threads that complete the fsync wait
+	// for it.
+	Commits, CommitsInGC      int
+	CommitP50, CommitP99      time.Duration // the others
+	InGCP50, InGCP90, InGCP99 time.Duration
 }
 
+// commitSites name the functions under which a process waits for its
+// journal's fsync: parked in the poller, or in the syscall.
+type commitSites struct{ parked, syscall string }
+
+// serveCommits are custody serve's: with one P the journal parks for its
+// AIO fsync's completion, with more it calls fdatasync.
+var serveCommits = commitSites{parked: "ledger.(*dataSyncer).sync", syscall: "ledger.fdatasync"}
+
 func (t tailReport) String() string {
-	return fmt.Sprintf("%d requests in %v of trace, in the process p50 %v p99 %v; the slowest 1 %% (%d): %d overlapped a GC mark phase (the middle 10 %%: %d of %d); %d collections",
+	s := fmt.Sprintf("%d requests in %v of trace, in the process p50 %v p99 %v; the slowest 1 %% (%d): %d overlapped a GC mark phase (the middle 10 %%: %d of %d); %d collections",
 		t.Requests, t.TraceDuration.Round(time.Millisecond), t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond),
 		t.Slowest, t.SlowestInGC, t.MiddleInGC, t.Middle, t.Collections)
+	if t.Commits > 0 {
+		us := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+		s += fmt.Sprintf("; the journal's fsync waits: %d outside a mark phase, p50 %v p99 %v; %d overlapping one, p50 %v p90 %v p99 %v",
+			t.Commits-t.CommitsInGC, us(t.CommitP50), us(t.CommitP99), t.CommitsInGC, us(t.InGCP50), us(t.InGCP90), us(t.InGCP99))
+	}
+	return s
 }
 
 // span is one interval of the trace's clock.
@@ -37,14 +60,15 @@ type span struct{ start, end trace.Time }
 
 func (s span) overlaps(o span) bool { return s.start < o.end && o.start < s.end }
 
-// readTail reads the execution trace at path. A request is a net/http
+// readTail reads the execution trace at path, its commit waits at
+// commit's sites (serveCommits for serve's trace). A request is a net/http
 // connection goroutine's time from the end of its idle wait for the next
 // request's bytes (bufio Peek in conn.serve, outside any handler) to the
 // start of the next such wait: the request read, handled and answered. A
 // request whose bytes were there before the goroutine waited for them is
 // counted with the one before it (never under the bench's open loop, where
 // a connection is idle for tens of milliseconds between requests).
-func readTail(path string) (tailReport, error) {
+func readTail(path string, commit commitSites) (tailReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return tailReport{}, err
@@ -61,6 +85,8 @@ func readTail(path string) (tailReport, error) {
 		begun       = map[trace.GoID]trace.Time{}
 		reqs        []span
 		marks       []span
+		committing  = map[trace.GoID]trace.Time{}
+		commits     []span
 		markStart   trace.Time
 	)
 	for {
@@ -95,6 +121,16 @@ func readTail(path string) (tailReport, error) {
 			}
 			g := st.Resource.Goroutine()
 			from, to := st.Goroutine()
+			// With one P the journal waits in the poller for its AIO
+			// fsync (Waiting); with more, in the fdatasync syscall.
+			if from == trace.GoRunning && (to == trace.GoWaiting && within(ev.Stack(), commit.parked) ||
+				to == trace.GoSyscall && within(ev.Stack(), commit.syscall)) {
+				committing[g] = ev.Time()
+			}
+			if t, ok := committing[g]; ok && (from == trace.GoWaiting && to == trace.GoRunnable || from == trace.GoSyscall) {
+				commits = append(commits, span{t, ev.Time()})
+				delete(committing, g)
+			}
 			switch {
 			case from == trace.GoRunning && to == trace.GoWaiting && idleWait(ev.Stack()):
 				if t, ok := begun[g]; ok {
@@ -131,7 +167,30 @@ func readTail(path string) (tailReport, error) {
 	middle := reqs[n*45/100 : max(n*55/100, n*45/100+1)]
 	rep.Slowest, rep.SlowestInGC = len(slowest), inGC(slowest)
 	rep.Middle, rep.MiddleInGC = len(middle), inGC(middle)
+
+	var in, out []time.Duration
+	for _, c := range commits {
+		if slices.ContainsFunc(marks, c.overlaps) {
+			in = append(in, dur(c))
+		} else {
+			out = append(out, dur(c))
+		}
+	}
+	rep.Commits, rep.CommitsInGC = len(commits), len(in)
+	rep.CommitP50, rep.CommitP99 = pct(out, 0.50), pct(out, 0.99)
+	rep.InGCP50, rep.InGCP90, rep.InGCP99 = pct(in, 0.50), pct(in, 0.90), pct(in, 0.99)
 	return rep, nil
+}
+
+// within reports whether a frame of stk is the function fn (its name
+// ends with fn).
+func within(stk trace.Stack, fn string) bool {
+	for fr := range stk.Frames() {
+		if strings.HasSuffix(fr.Func, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // idleWait reports whether stk is a net/http connection waiting for the

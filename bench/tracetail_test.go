@@ -11,7 +11,9 @@ import (
 	"runtime/trace"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadTail: in a real execution trace of a net/http server, readTail
@@ -56,13 +58,35 @@ func TestReadTail(t *testing.T) {
 		}
 	}
 	get("/")
+	// Twelve waits of a stand-in for the journal's fsync wait, three of
+	// them across a collection (the sleep lets the waiter park: a
+	// machine that holds it up for a millisecond loses a wait or two).
+	for i := range 12 {
+		c, done := make(chan struct{}), make(chan struct{})
+		go func() { commitWait(c); close(done) }()
+		time.Sleep(time.Millisecond)
+		if i%4 == 3 {
+			junk := make([][]byte, 0, 2000)
+			for range 2000 {
+				junk = append(junk, make([]byte, 1024))
+			}
+			runtime.GC()
+			runtime.KeepAlive(junk)
+		}
+		close(c)
+		<-done
+	}
+	// And four in a syscall, as the journal's fdatasync with two Ps.
+	for range 4 {
+		commitSyscall()
+	}
 	trace.Stop()
 	path := filepath.Join(t.TempDir(), "open.trace")
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
-	rep, err := readTail(path)
+	rep, err := readTail(path, commitSites{parked: ".commitWait", syscall: ".commitSyscall"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +106,28 @@ func TestReadTail(t *testing.T) {
 	if rep.MiddleInGC > rep.Middle/2 {
 		t.Errorf("%d of the middle %d in a mark phase", rep.MiddleInGC, rep.Middle)
 	}
-	if !strings.Contains(rep.String(), "overlapped a GC mark phase") {
-		t.Errorf("report %q", rep)
+	if rep.Commits < 13 || rep.Commits > 16 || rep.CommitsInGC < 2 || rep.CommitsInGC > 4 {
+		t.Errorf("%d commit waits, %d overlapping a mark phase; want 16 (13 at least), 3 (2 to 4: one lost, or a collection of the runtime's own)", rep.Commits, rep.CommitsInGC)
 	}
+	if rep.CommitP50 < 200*time.Microsecond || rep.InGCP50 < 200*time.Microsecond {
+		t.Errorf("commit waits p50 %v, across a collection %v: want at least the 200µs each lasted", rep.CommitP50, rep.InGCP50)
+	}
+	for _, want := range []string{"overlapped a GC mark phase", "the journal's fsync waits:"} {
+		if !strings.Contains(rep.String(), want) {
+			t.Errorf("report %q, want %q in it", rep, want)
+		}
+	}
+}
+
+// commitWait stands in the test for the journal's wait for its AIO fsync.
+//
+//go:noinline
+func commitWait(c <-chan struct{}) { <-c }
+
+// commitSyscall stands in for its fdatasync: a syscall that blocks.
+//
+//go:noinline
+func commitSyscall() {
+	ts := syscall.NsecToTimespec(int64(200 * time.Microsecond))
+	syscall.Nanosleep(&ts, nil)
 }
