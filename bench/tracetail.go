@@ -27,9 +27,9 @@ type tailReport struct {
 
 	// The journal's waits for its fsync (commitSites: from the block to
 	// the wake-up, or the syscall's entry to its return): those that
-	// overlapped a mark phase and the others. With one P the collector leaves the CPU
-	// no idle time, and the kernel threads that complete the fsync wait
-	// for it.
+	// overlapped a mark phase and the others. With one CPU a mark phase
+	// leaves it no idle time, and the kernel threads that carry an AIO
+	// fsync to its completion likely wait for it (docs/BENCHMARKS.md).
 	Commits, CommitsInGC      int
 	CommitP50, CommitP99      time.Duration // the others
 	InGCP50, InGCP90, InGCP99 time.Duration
