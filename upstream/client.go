@@ -40,13 +40,9 @@ type Config struct {
 
 // Client calls one provider.
 type Client struct {
-	cfg  Config
-	base string
-	http *http.Client
-	// rt is http's transport, which Do calls directly: a POST that is
-	// never redirected needs none of http.Client's work per request (its
-	// copy of the headers for a redirect, its redirect loop).
-	rt      http.RoundTripper
+	cfg     Config
+	base    string
+	http    *http.Client
 	breaker *Breaker
 }
 
@@ -78,7 +74,6 @@ func New(cfg Config) *Client {
 		cfg:     cfg,
 		base:    strings.TrimRight(cfg.BaseURL, "/"),
 		http:    &http.Client{Transport: t, CheckRedirect: noRedirects},
-		rt:      t,
 	}
 }
 
@@ -131,7 +126,10 @@ func (c *Client) Do(ctx context.Context, call Call) (*http.Response, error) {
 	// custody checks whichever answer comes. Nothing else is sent twice;
 	// a fresh connection's failure is never retried.
 	req.Header["Idempotency-Key"] = nil
-	resp, err := c.rt.RoundTrip(req)
+	// Straight to the transport: a POST that is never redirected needs
+	// none of http.Client's work per request (its copy of the headers for
+	// a redirect, its redirect loop).
+	resp, err := c.http.Transport.RoundTrip(req)
 	if err != nil {
 		return nil, c.classify(ctx, err)
 	}
