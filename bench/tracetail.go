@@ -155,9 +155,10 @@ func readTail(path string, commit commitSites) (tailReport, error) {
 	n := len(reqs)
 	dur := func(s span) time.Duration { return time.Duration(s.end - s.start) }
 	rep.Requests, rep.P50, rep.P99 = n, dur(reqs[n/2]), dur(reqs[n/100])
+	inMark := func(s span) bool { return slices.ContainsFunc(marks, s.overlaps) }
 	inGC := func(sel []span) (hit int) {
 		for _, s := range sel {
-			if slices.ContainsFunc(marks, s.overlaps) {
+			if inMark(s) {
 				hit++
 			}
 		}
@@ -170,7 +171,7 @@ func readTail(path string, commit commitSites) (tailReport, error) {
 
 	var in, out []time.Duration
 	for _, c := range commits {
-		if slices.ContainsFunc(marks, c.overlaps) {
+		if inMark(c) {
 			in = append(in, dur(c))
 		} else {
 			out = append(out, dur(c))
