@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
-// cycles is the number of collections the runtime has finished.
-func cycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+// metric reads one of the runtime's unsigned metrics.
+func metric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// cycles is the number of collections the runtime has finished.
+func cycles() uint64 { return metric("/gc/cycles/total:gc-cycles") }
 
 // sink keeps allocations from being optimised away.
 var sink []byte
@@ -40,11 +43,7 @@ func settle(t *testing.T, p *Pacer, want func(int64) bool) {
 
 // heapGoal is the heap size at which the runtime plans the next
 // collection.
-func heapGoal() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+func heapGoal() uint64 { return metric("/gc/heap/goal:bytes") }
 
 // TestFloorHoldsTheCollectorOff: under the floor the collector plans its
 // next run at the floor, and 64 MiB of garbage does not reach it, where
