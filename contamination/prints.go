@@ -50,6 +50,10 @@ func mix64(x uint64) uint64 {
 	return x
 }
 
+// fingerprintPiece is how many bytes of a prompt Fingerprint normalises
+// at a time.
+const fingerprintPiece = 512
+
 // Fingerprint normalises prompt, hashes its word k-grams with the
 // Detector's key and winnows them. Prompts shorter than K words have no
 // fingerprints.
@@ -57,7 +61,11 @@ func (d *Detector) Fingerprint(prompt string) *Prints {
 	n := newNormalizer(d.k0, d.k1)
 	words := make([]uint64, 0, len(prompt)/5+1)
 	// Feed in pieces so that a string is never copied whole to []byte.
-	var buf [4096]byte
+	// The piece is small because gateways fingerprint each prompt on a
+	// goroutine of its own, which starts with a small stack: a 4 KiB
+	// buffer made every one of them grow its stack by copying (0.8 % of
+	// serve's CPU at one-core saturation, docs/BENCHMARKS.md).
+	var buf [fingerprintPiece]byte
 	for s := prompt; len(s) > 0; {
 		m := copy(buf[:], s)
 		s = s[m:]

@@ -150,3 +150,26 @@ func TestLongPromptCapped(t *testing.T) {
 		t.Errorf("remembered %d", n)
 	}
 }
+
+// TestFingerprintAcrossPieces: Fingerprint feeds a long prompt in pieces
+// of fingerprintPiece bytes, and its prints are those of the whole text
+// normalised at once, whatever a piece's boundary cuts (a word, a
+// multi-byte rune).
+func TestFingerprintAcrossPieces(t *testing.T) {
+	d := New(Config{MaxPrintsPerPrompt: 1 << 20})
+	for shift := range 4 {
+		prompt := strings.Repeat("x", shift) + strings.Repeat("Größe 東京 naïve café k9XbQ2mZ7w the quick brown fox ", 60)
+		if len(prompt) < 4*fingerprintPiece {
+			t.Fatalf("prompt of %d bytes: too short to cross pieces", len(prompt))
+		}
+		n := newNormalizer(d.k0, d.k1)
+		var words []uint64
+		n.feed([]byte(prompt), &words, nil)
+		n.finish(&words, nil)
+		want := d.printsOf(words)
+		got := d.Fingerprint(prompt)
+		if !slices.Equal(got.all, want.all) || !slices.Equal(got.sel, want.sel) {
+			t.Fatalf("shift %d: %d/%d prints in pieces, %d/%d whole", shift, len(got.all), got.Len(), len(want.all), want.Len())
+		}
+	}
+}
